@@ -1,0 +1,3 @@
+"""looper: a learned polyhedral autoscheduler for loop-nest programs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,175 @@
+"""isl AST -> cgen nodes: loops, guards, OpenMP and unroll pragmas, statement bodies.
+
+isl builds the loop structure from the lowered schedule; this module only prints it.  A `for`
+whose iterator is `c{k}` implements schedule row k, which is how annotations find their loops.
+"""
+from __future__ import annotations
+
+import cgen
+import islpy as isl
+
+from ..ir.program import Program
+from ..transforms.schedule import Lowered
+from .cexpr import c_assign
+
+_OP = isl.ast_expr_op_type
+_BIN = {
+    _OP.add: ("+", 5), _OP.sub: ("-", 5), _OP.mul: ("*", 6), _OP.div: ("/", 6),
+    _OP.pdiv_q: ("/", 6), _OP.pdiv_r: ("%", 6), _OP.zdiv_r: ("%", 6),
+    _OP.eq: ("==", 3), _OP.le: ("<=", 4), _OP.lt: ("<", 4), _OP.ge: (">=", 4), _OP.gt: (">", 4),
+    _OP.and_: ("&&", 2), _OP.and_then: ("&&", 2), _OP.or_: ("||", 1), _OP.or_else: ("||", 1),
+}
+_ATOM = 9
+
+
+def _expr(e: isl.AstExpr) -> tuple[str, int]:
+    t = e.get_type()
+    if t == isl.ast_expr_type.id:
+        return e.get_id().get_name(), _ATOM
+    if t == isl.ast_expr_type.int:
+        v = e.get_val().to_python()
+        return str(v), (_ATOM if v >= 0 else 7)
+    op = e.get_op_type()
+    args = [e.get_op_arg(k) for k in range(e.get_op_n_arg())]
+    if op in _BIN:
+        sym, p = _BIN[op]
+        lt, lp = _expr(args[0])
+        rt, rp = _expr(args[1])
+        if lp < p:
+            lt = f"({lt})"
+        if rp <= p:
+            rt = f"({rt})"
+        return f"{lt} {sym} {rt}", p
+    if op == _OP.minus:
+        t0, p0 = _expr(args[0])
+        return (f"-({t0})" if p0 < _ATOM else f"-{t0}"), 7
+    if op in (_OP.min, _OP.max):
+        name = "min" if op == _OP.min else "max"
+        out = _expr(args[0])[0]
+        for a in args[1:]:
+            out = f"{name}({out}, {_expr(a)[0]})"
+        return out, _ATOM
+    if op == _OP.fdiv_q:
+        return f"floord({_expr(args[0])[0]}, {_expr(args[1])[0]})", _ATOM
+    if op in (_OP.cond, _OP.select):
+        return f"({_expr(args[0])[0]} ? {_expr(args[1])[0]} : {_expr(args[2])[0]})", _ATOM
+    if op == _OP.call:
+        return f"{_expr(args[0])[0]}({', '.join(_expr(a)[0] for a in args[1:])})", _ATOM
+    raise NotImplementedError(f"isl AST operator {op}")
+
+
+def isl_c(e: isl.AstExpr) -> str:
+    """C text of an isl AST expression."""
+    return _expr(e)[0]
+
+
+class KernelPrinter:
+    """Prints one lowered schedule of a program as a list of cgen statements."""
+
+    def __init__(self, lowered: Lowered):
+        self.lowered = lowered
+        self.program: Program = lowered.program
+        self.parallel_dims: dict[str, set[int]] = {}
+        for s, k in lowered.parallel:
+            self.parallel_dims.setdefault(s, set()).add(k)
+        self.in_parallel = 0
+        self.iterators: set[str] = set()  # declared once at the top of the kernel function
+
+    def ast(self) -> isl.AstNode:
+        sched = self.lowered.union_map.intersect_domain(self.program.domains())
+        build = isl.AstBuild.from_context(isl.Set("{ : }"))
+        return build.node_from_schedule_map(sched)
+
+    def body(self) -> list[cgen.Generable]:
+        return self.node(self.ast())
+
+    # -- nodes -----------------------------------------------------------------------------------
+    def node(self, n: isl.AstNode) -> list[cgen.Generable]:
+        t = n.get_type()
+        if t == isl.ast_node_type.block:
+            out: list[cgen.Generable] = []
+            children = n.block_get_children()
+            for k in range(children.n_ast_node()):
+                out.extend(self.node(children.get_at(k)))
+            return out
+        if t == isl.ast_node_type.for_:
+            return self.loop(n)
+        if t == isl.ast_node_type.if_:
+            then = cgen.Block(self.node(n.if_get_then_node()))
+            orelse = cgen.Block(self.node(n.if_get_else_node())) if n.if_has_else_node() else None
+            return [cgen.If(isl_c(n.if_get_cond()), then, orelse)]
+        if t == isl.ast_node_type.mark:
+            return self.node(n.mark_get_node())
+        if t == isl.ast_node_type.user:
+            return [self.user(n.user_get_expr())]
+        raise NotImplementedError(f"isl AST node {t}")
+
+    def loop(self, n: isl.AstNode) -> list[cgen.Generable]:
+        it = n.for_get_iterator().get_id().get_name()
+        init = isl_c(n.for_get_init())
+        self.iterators.add(it)
+        if n.for_is_degenerate():
+            return [cgen.Statement(f"{it} = {init}")] + self.node(n.for_get_body())
+        row = int(it[1:])
+        stmts = _statements(n)
+        pragmas: list[cgen.Generable] = []
+        parallel = self.in_parallel == 0 and any(row in self.parallel_dims.get(s, ()) for s in stmts)
+        if parallel:
+            inner = sorted(_iterators(n.for_get_body()), key=lambda x: int(x[1:]))
+            private = f" private({', '.join(inner)})" if inner else ""
+            pragmas.append(cgen.Pragma(f"omp parallel for{private}"))
+        factor = max((self.lowered.unroll_factor(s, row) for s in stmts), default=0)
+        if factor > 1:
+            pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
+        if any((s, row) in self.lowered.vector for s in stmts):
+            pragmas.append(cgen.Pragma("GCC ivdep"))
+        self.in_parallel += parallel
+        try:
+            body = cgen.Block(self.node(n.for_get_body()))
+        finally:
+            self.in_parallel -= parallel
+        inc = isl_c(n.for_get_inc())
+        step = f"{it}++" if inc == "1" else f"{it} += {inc}"
+        return pragmas + [cgen.For(f"{it} = {init}", isl_c(n.for_get_cond()), step, body)]
+
+    def user(self, call: isl.AstExpr) -> cgen.Generable:
+        name = call.get_op_arg(0).get_id().get_name()
+        st = self.program.statement(name)
+        env = {}
+        for k, var in enumerate(st.iterators):
+            text, prec = _expr(call.get_op_arg(k + 1))
+            env[var] = text if prec == _ATOM else f"({text})"
+        return cgen.Statement(c_assign(st.body, env))
+
+
+def _statements(n: isl.AstNode) -> set[str]:
+    """Names of the statements below an AST node."""
+    names: set[str] = set()
+
+    def visit(node):
+        if node.get_type() == isl.ast_node_type.user:
+            names.add(node.user_get_expr().get_op_arg(0).get_id().get_name())
+        return True
+
+    n.foreach_descendant_top_down(visit)
+    return names
+
+
+def _iterators(n: isl.AstNode) -> set[str]:
+    """Iterators of the loops below an AST node (they must be private to a parallel loop)."""
+    names: set[str] = set()
+
+    def visit(node):
+        if node.get_type() == isl.ast_node_type.for_:
+            names.add(node.for_get_iterator().get_id().get_name())
+        return True
+
+    n.foreach_descendant_top_down(visit)
+    return names
+
+
+def kernel_body(lowered: Lowered) -> tuple[list[cgen.Generable], list[str]]:
+    """The kernel's loop nest and the loop iterators it needs declared."""
+    p = KernelPrinter(lowered)
+    body = p.body()
+    return body, sorted(p.iterators, key=lambda x: int(x[1:]))

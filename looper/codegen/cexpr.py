@@ -1,0 +1,118 @@
+"""Printing IR expressions and assignments as C, with minimal but order-preserving parentheses."""
+from __future__ import annotations
+
+from ..ir.program import (
+    Affine, Assign, Binary, Bound, Call, Cast, Const, DType, Expr, IterRef, Load, MinMax, Select,
+    SizeRef, Unary,
+)
+
+# Identifiers a C program cannot use for its own globals (keywords and what the harness' headers
+# declare).  Program variables with these names get a trailing underscore in the C text.
+C_TAKEN = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict",
+    "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+    "unsigned", "void", "volatile", "while", "main", "kernel", "init_array", "dump_arrays",
+    "floord", "min", "max", "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "cosh", "sinh",
+    "tanh", "exp", "log", "log10", "pow", "sqrt", "ceil", "floor", "fabs", "fmod", "frexp", "ldexp",
+    "modf", "abs", "labs", "exit", "free", "malloc", "calloc", "printf", "fprintf", "stderr",
+    "stdout", "time", "clock", "rand", "remove", "rename", "memcpy", "memset", "atoi", "y0", "y1",
+    "yn", "j0", "j1", "jn", "gamma", "round", "trunc", "erf", "signbit", "isnan", "isinf", "NULL",
+}
+
+_PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4,
+         "+": 5, "-": 5, "*": 6, "/": 6, "//": 6, "%": 6}
+_UNARY = 7
+_ATOM = 9
+
+
+def c_name(name: str) -> str:
+    """The C identifier of a program variable (AST loop iterators are c0, c1, ...: never shadow them)."""
+    if name in C_TAKEN or (name[0] == "c" and name[1:].isdigit()):
+        return name + "_"
+    return name
+
+
+def c_const(c: Const) -> str:
+    if c.dtype.is_float:
+        text = repr(float(c.value))
+        if "inf" in text or "nan" in text:
+            raise ValueError(f"constant {c.value} is not finite")
+        return text + ("f" if c.dtype is DType.F32 else "")
+    return str(int(c.value)) + ("L" if c.dtype is DType.I64 else "")
+
+
+def c_affine(a: Affine | Bound, env: dict[str, str]) -> str:
+    return a.render(env)
+
+
+def c_access(load: Load, env: dict[str, str]) -> str:
+    return c_name(load.array) + "".join(f"[{c_affine(i, env)}]" for i in load.index)
+
+
+def _c(e: Expr, env: dict[str, str]) -> tuple[str, int]:
+    """C text of `e` and the precedence of its top operator."""
+    if isinstance(e, Const):
+        text = c_const(e)
+        return text, (_UNARY if text.startswith("-") else _ATOM)
+    if isinstance(e, (IterRef, SizeRef)):
+        v = env.get(e.name, e.name)
+        return v, (_ATOM if v.isidentifier() or v.isdigit() or v.startswith("(") else _UNARY - 2)
+    if isinstance(e, Load):
+        return c_access(e, env), _ATOM
+    if isinstance(e, Unary):
+        text, p = _c(e.operand, env)
+        if p < _UNARY or (e.op == "-" and text.startswith("-")):
+            text = f"({text})"
+        return f"{e.op}{text}", _UNARY
+    if isinstance(e, Cast):
+        text, p = _c(e.operand, env)
+        if p < _UNARY:
+            text = f"({text})"
+        return f"({e.dtype.ctype}){text}", _UNARY
+    if isinstance(e, Binary):
+        p = _PREC[e.op]
+        lt, lp = _c(e.left, env)
+        rt, rp = _c(e.right, env)
+        if lp < p:
+            lt = f"({lt})"
+        if rp <= p:  # keep the program's association: a + (b + c) is not (a + b) + c in floating point
+            rt = f"({rt})"
+        op = "/" if e.op == "//" else e.op
+        return f"{lt} {op} {rt}", p
+    if isinstance(e, Select):
+        ct, cp = _c(e.cond, env)
+        at, _ = _c(e.then, env)
+        bt, _ = _c(e.orelse, env)
+        return f"({ct} ? {at} : {bt})", _ATOM
+    if isinstance(e, Call):
+        args = [_c(a, env)[0] for a in e.args]
+        return f"{_c_function(e)}({', '.join(args)})", _ATOM
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def _c_function(e: Call) -> str:
+    f32 = e.dtype is DType.F32
+    if e.fn in ("sqrt", "exp", "pow"):
+        return e.fn + ("f" if f32 else "")
+    if e.fn == "abs":
+        if e.dtype.is_float:
+            return "fabsf" if f32 else "fabs"
+        return "labs" if e.dtype is DType.I64 else "abs"
+    return e.fn  # min / max: the harness' macros
+
+
+def c_expr(e: Expr, env: dict[str, str] | None = None) -> str:
+    return _c(e, env or {})[0]
+
+
+def c_assign(a: Assign, env: dict[str, str] | None = None) -> str:
+    env = env or {}
+    return f"{c_access(a.target, env)} {a.op} {c_expr(a.value, env)}"
+
+
+def c_bound(b: Bound, env: dict[str, str] | None = None) -> str:
+    return b.render(env or {})
+
+
+__all__ = ["c_name", "c_expr", "c_assign", "c_access", "c_bound", "c_const", "MinMax"]

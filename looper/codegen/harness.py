@@ -1,0 +1,244 @@
+"""The complete C program around one or more kernel variants, after PolyBench's conventions.
+
+Layout: size macros, arrays as aligned globals, `init_array` (the program's init, as written),
+one `kernel_K` function per variant with its loop nest between `#pragma scop`/`#pragma endscop`,
+`dump_arrays` (PolyBench's dump format on stderr) and `main`.
+
+`main [VARIANT [REPEATS]]` runs init once, starts the OpenMP runtime in an untimed parallel region,
+then runs the variant REPEATS times, restoring the initial arrays before each run (kernels update
+in place).  With `-DPOLYBENCH_TIME` it prints each run's kernel time in seconds on stdout; with
+`-DPOLYBENCH_DUMP_ARRAYS` it dumps OUTPUTS after the last run.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import cgen
+
+from ..ir.program import Array, Assign, Guard, Loop, Node, Program
+from ..transforms.schedule import Lowered
+from .ast import kernel_body
+from .cexpr import c_assign, c_bound, c_name
+
+PRELUDE = """\
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* PolyBench's dump format; -DLOOPER_EXACT_DUMP prints every bit (differential tests). */
+#ifdef LOOPER_EXACT_DUMP
+#define LOOPER_FMT_F64 "%.17g "
+#define LOOPER_FMT_F32 "%.9g "
+#else
+#define LOOPER_FMT_F64 "%0.2lf "
+#define LOOPER_FMT_F32 "%0.2f "
+#endif
+#define LOOPER_FMT_I64 "%ld "
+#define LOOPER_FMT_I32 "%d "
+#define LOOPER_FMT_I8 "%d "
+
+#ifndef floord
+#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#endif
+#ifndef min
+#define min(x, y) ((x) < (y) ? (x) : (y))
+#endif
+#ifndef max
+#define max(x, y) ((x) > (y) ? (x) : (y))
+#endif
+"""
+
+MAIN = """\
+static double looper_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+  int variant = argc > 1 ? atoi(argv[1]) : 0;
+  int repeats = argc > 2 ? atoi(argv[2]) : 1;
+  if (variant < 0 || variant >= LOOPER_VARIANTS || repeats < 1) {
+    fprintf(stderr, "usage: %s [VARIANT 0..%d [REPEATS]]\\n", argv[0], LOOPER_VARIANTS - 1);
+    return 2;
+  }
+  init_array();
+  if (repeats > 1)
+    save_state();
+#ifdef _OPENMP
+  /* Start the thread pool outside the timed region: thread creation is never timed. */
+  #pragma omp parallel
+  {
+    if (omp_get_thread_num() < 0)
+      abort();
+  }
+#endif
+  for (int r = 0; r < repeats; r++) {
+    if (r > 0)
+      restore_state();
+    double t0 = looper_now();
+    looper_kernels[variant]();
+    double t1 = looper_now();
+#ifdef POLYBENCH_TIME
+    printf("%0.9f\\n", t1 - t0);
+    fflush(stdout);
+#endif
+    (void)t0;
+    (void)t1;
+  }
+#ifdef POLYBENCH_DUMP_ARRAYS
+  dump_arrays();
+#endif
+  return 0;
+}
+"""
+
+
+def _void_fn(name: str) -> cgen.Generable:
+    """`static void name(void)`: every generated function works on the globals."""
+    return cgen.Line(f"static void {name}(void)")
+
+
+def _decl(a: Array, env: dict[str, str]) -> str:
+    dims = "".join(f"[{c_bound(s, env)}]" for s in a.shape)
+    return f"{a.dtype.ctype} {c_name(a.name)}{dims}"
+
+
+def _size_env(program: Program) -> dict[str, str]:
+    return {n: c_name(n) for n in program.sizes}
+
+
+def tree_to_c(nodes: Sequence[Node], env: dict[str, str]) -> list[cgen.Generable]:
+    """Print a loop tree as written (init bodies; also the readable form of a kernel)."""
+    out: list[cgen.Generable] = []
+    for n in nodes:
+        if isinstance(n, Loop):
+            v = c_name(n.var)
+            inner = {**env, n.var: v}
+            lo, up = c_bound(n.lower, env), c_bound(n.upper, env)
+            cmp, step = ("<", f"{v}++") if n.step > 0 else (">", f"{v}--")
+            out.append(cgen.For(f"int {v} = {lo}", f"{v} {cmp} {up}", step,
+                                cgen.Block(tree_to_c(n.body, inner))))
+        elif isinstance(n, Guard):
+            then = cgen.Block(tree_to_c(n.then, env))
+            orelse = cgen.Block(tree_to_c(n.orelse, env)) if n.orelse else None
+            out.append(cgen.If(n.cond.c(env), then, orelse))
+        else:
+            assert isinstance(n, Assign)
+            out.append(cgen.Statement(c_assign(n, env)))
+    return out
+
+
+def _locals(arrays: Sequence[Array]) -> list[cgen.Generable]:
+    return [cgen.Statement(f"{a.dtype.ctype} {c_name(a.name)} = 0") for a in arrays]
+
+
+def kernel_function(lowered: Lowered, name: str) -> cgen.FunctionBody:
+    p = lowered.program
+    body, iterators = kernel_body(lowered)
+    locals_ = [a for a in p.arrays.values() if a.role == "local"]
+    decls = _locals(locals_)
+    if iterators:
+        decls.append(cgen.Statement("int " + ", ".join(iterators)))
+    contents = decls + [cgen.Line("#pragma scop")] + body + [cgen.Line("#pragma endscop")]
+    return cgen.FunctionBody(_void_fn(name),
+                             cgen.Block(contents))
+
+
+def _dump(program: Program, env: dict[str, str]) -> cgen.FunctionBody:
+    lines: list[cgen.Generable] = [
+        cgen.Statement("long looper_count = 0"),
+        cgen.Statement('fprintf(stderr, "==BEGIN DUMP_ARRAYS==\\n")'),
+    ]
+    for out in program.outputs:
+        a = program.arrays[out.array]
+        cname = c_name(a.name)
+        idx = [f"d{k}" for k in range(a.rank)]
+        fmt = f"LOOPER_FMT_{a.dtype.short.upper()}"
+        item = cgen.Block([
+            cgen.Statement('if (looper_count++ % 20 == 0) fprintf(stderr, "\\n")'),
+            cgen.Statement(f'fprintf(stderr, {fmt}, {cname}{"".join(f"[{i}]" for i in idx)})'),
+        ])
+        body: cgen.Generable = item
+        for k in reversed(range(a.rank)):
+            lo = "0"
+            hi = c_bound(a.shape[k], env)
+            if k == 1 and out.region == "lower":
+                hi = "d0 + 1"
+            if k == 1 and out.region == "upper":
+                lo = "d0"
+            body = cgen.For(f"int d{k} = {lo}", f"d{k} < {hi}", f"d{k}++", body)
+        lines += [
+            cgen.Statement("looper_count = 0"),
+            cgen.Statement(f'fprintf(stderr, "begin dump: %s", "{a.name}")'),
+            body,
+            cgen.Statement(f'fprintf(stderr, "\\nend   dump: %s\\n", "{a.name}")'),
+        ]
+    lines.append(cgen.Statement('fprintf(stderr, "==END   DUMP_ARRAYS==\\n")'))
+    return cgen.FunctionBody(
+        _void_fn("dump_arrays"),
+        cgen.Block(lines))
+
+
+def _state(program: Program) -> list[cgen.Generable]:
+    """save_state/restore_state: copies of every kernel variable, so repeated runs start equal."""
+    arrays = [a for a in program.arrays.values() if a.role == "param"]
+    save, restore, decls = [], [], []
+    for a in arrays:
+        n = c_name(a.name)
+        ref = n if a.rank else f"&{n}"
+        decls.append(cgen.Statement(f"static void *looper_saved_{a.name}"))
+        save += [cgen.Statement(f"looper_saved_{a.name} = malloc(sizeof({n}))"),
+                 cgen.If(f"!looper_saved_{a.name}",
+                         cgen.Block([cgen.Statement('perror("malloc")'), cgen.Statement("exit(3)")])),
+                 cgen.Statement(f"memcpy(looper_saved_{a.name}, {ref}, sizeof({n}))")]
+        restore.append(cgen.Statement(f"memcpy({ref}, looper_saved_{a.name}, sizeof({n}))"))
+    fn = lambda name, body: cgen.FunctionBody(  # noqa: E731
+        _void_fn(name), cgen.Block(body))
+    return decls + [fn("save_state", save), cgen.Line(), fn("restore_state", restore)]
+
+
+def program_c(program: Program, variants: Sequence[Lowered], comments: Sequence[str] = ()) -> str:
+    """The whole C file: one `kernel_K` per lowered schedule (variant 0 first)."""
+    env = _size_env(program)
+    parts: list[cgen.Generable] = [cgen.Line(PRELUDE.rstrip())]
+    head = program.doc.splitlines()[0] if program.doc else program.name
+    parts.insert(0, cgen.Comment(f"{head}\nGenerated by looper from {program.path}, sizes "
+                                 f"{program.size_label}.".replace("*/", "* /")))
+    parts.append(cgen.Line())
+    for n, v in program.sizes.items():
+        parts.append(cgen.Define(c_name(n), str(v)))
+    parts.append(cgen.Line())
+    for a in program.arrays.values():
+        if a.role in ("param", "init"):
+            align = " __attribute__((aligned(64)))" if a.rank else ""
+            parts.append(cgen.Statement(f"static {_decl(a, env)}{align}"))
+    parts.append(cgen.Line())
+    init_body = _locals(list(program.init_locals.values())) + tree_to_c(program.init, env)
+    parts.append(cgen.FunctionBody(
+        _void_fn("init_array"),
+        cgen.Block(init_body)))
+    parts.append(cgen.Line())
+    for k, lowered in enumerate(variants):
+        if k < len(comments) and comments[k]:
+            parts.append(cgen.Comment(comments[k].replace("*/", "* /")))
+        parts.append(kernel_function(lowered, f"kernel_{k}"))
+        parts.append(cgen.Line())
+    parts.append(cgen.Line(f"#define LOOPER_VARIANTS {len(variants)}"))
+    parts.append(cgen.Line("static void (*const looper_kernels[LOOPER_VARIANTS])(void) = {"
+                           + ", ".join(f"kernel_{k}" for k in range(len(variants))) + "};"))
+    parts.append(cgen.Line())
+    parts.extend(_state(program))
+    parts.append(cgen.Line())
+    parts.append(_dump(program, env))
+    parts.append(cgen.Line())
+    parts.append(cgen.Line(MAIN.rstrip()))
+    return "\n".join(str(p) for p in parts) + "\n"

@@ -1,0 +1,403 @@
+"""The polyhedral IR: a program specialised to concrete sizes, as frozen dataclasses.
+
+A `Program` is what the parser produces and what every later stage reads.  The kernel's
+statements carry their isl iteration domain, access relations and original 2d+1 schedule; the
+init function is kept as a plain loop tree (it is printed to C as written, never transformed).
+"""
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field
+from typing import Union
+
+import islpy as isl
+
+
+class DType(enum.Enum):
+    """Element types of arrays and scalars, with their C spelling."""
+
+    F64 = ("f64", "double", True, 5)
+    F32 = ("f32", "float", True, 4)
+    I64 = ("i64", "long", False, 3)
+    I32 = ("i32", "int", False, 2)
+    I8 = ("i8", "char", False, 1)
+
+    def __init__(self, short: str, ctype: str, is_float: bool, rank: int):
+        self.short = short
+        self.ctype = ctype
+        self.is_float = is_float
+        self.rank = rank
+
+    @staticmethod
+    def by_name(name: str) -> "DType | None":
+        for d in DType:
+            if d.short == name:
+                return d
+        return None
+
+    @staticmethod
+    def promote(a: "DType", b: "DType") -> "DType":
+        """C's usual arithmetic conversions, restricted to looper's types (char promotes to int)."""
+        r = a if a.rank >= b.rank else b
+        return DType.I32 if r is DType.I8 else r
+
+
+# ---------------------------------------------------------------------------------------------
+# Affine forms (subscripts, loop bounds, conditions)
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Affine:
+    """sum(coeff * name) + const, names being loop iterators or sizes."""
+
+    terms: tuple[tuple[str, int], ...] = ()
+    const: int = 0
+
+    @staticmethod
+    def of(name: str) -> "Affine":
+        return Affine(((name, 1),), 0)
+
+    @staticmethod
+    def constant(c: int) -> "Affine":
+        return Affine((), c)
+
+    def _combine(self, other: "Affine", sign: int) -> "Affine":
+        d = dict(self.terms)
+        for n, c in other.terms:
+            d[n] = d.get(n, 0) + sign * c
+        return Affine(tuple(sorted((n, c) for n, c in d.items() if c != 0)), self.const + sign * other.const)
+
+    def __add__(self, other: "Affine") -> "Affine":
+        return self._combine(other, 1)
+
+    def __sub__(self, other: "Affine") -> "Affine":
+        return self._combine(other, -1)
+
+    def scale(self, k: int) -> "Affine":
+        if k == 0:
+            return Affine()
+        return Affine(tuple((n, c * k) for n, c in self.terms), self.const * k)
+
+    @property
+    def is_constant(self) -> bool:
+        return not self.terms
+
+    def names(self) -> set[str]:
+        return {n for n, _ in self.terms}
+
+    def coeff(self, name: str) -> int:
+        return dict(self.terms).get(name, 0)
+
+    def substitute(self, values: dict[str, int]) -> "Affine":
+        """Replace names with integers (sizes with their concrete values)."""
+        const = self.const
+        terms = []
+        for n, c in self.terms:
+            if n in values:
+                const += c * values[n]
+            else:
+                terms.append((n, c))
+        return Affine(tuple(terms), const)
+
+    def evaluate(self, values: dict[str, int]) -> int:
+        return self.const + sum(c * values[n] for n, c in self.terms)
+
+    def render(self, env: dict[str, str] | None = None) -> str:
+        """Text usable both by isl's parser and by C (`2*i + N - 1`)."""
+        env = env or {}
+        parts: list[str] = []
+        for n, c in self.terms:
+            v = env.get(n, n)
+            if c == 1:
+                t = v
+            elif c == -1:
+                t = f"-{v}"
+            else:
+                t = f"{c}*{v}"
+            parts.append(t)
+        if self.const or not parts:
+            parts.append(str(self.const))
+        out = parts[0]
+        for p in parts[1:]:
+            out += f" - {p[1:]}" if p.startswith("-") else f" + {p}"
+        return out
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """`min(...)`/`max(...)` of affine forms, allowed in loop bounds."""
+
+    op: str  # "min" | "max"
+    args: tuple["Bound", ...]
+
+    def names(self) -> set[str]:
+        return set().union(*(a.names() for a in self.args))
+
+    def substitute(self, values: dict[str, int]) -> "MinMax":
+        return MinMax(self.op, tuple(a.substitute(values) for a in self.args))
+
+    def render(self, env: dict[str, str] | None = None) -> str:
+        out = self.args[0].render(env)
+        for a in self.args[1:]:
+            out = f"{self.op}({out}, {a.render(env)})"
+        return out
+
+
+Bound = Union[Affine, MinMax]
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An affine condition: comparison leaves joined by and/or/not (rendered for isl and C)."""
+
+    op: str  # "cmp", "and", "or", "not"
+    args: tuple = ()
+    cmp: str = ""  # "<", "<=", ">", ">=", "==", "!="
+
+    def isl(self, values: dict[str, int]) -> str:
+        if self.op == "cmp":
+            left, right = (a.substitute(values).render() for a in self.args)
+            op = {"==": "="}.get(self.cmp, self.cmp)
+            return f"({left} {op} {right})"
+        if self.op == "not":
+            return f"(not {self.args[0].isl(values)})"
+        return "(" + f" {self.op} ".join(a.isl(values) for a in self.args) + ")"
+
+    def c(self, env: dict[str, str] | None = None) -> str:
+        if self.op == "cmp":
+            return f"({self.args[0].render(env)} {self.cmp} {self.args[1].render(env)})"
+        if self.op == "not":
+            return f"!{self.args[0].c(env)}"
+        join = " && " if self.op == "and" else " || "
+        return "(" + join.join(a.c(env) for a in self.args) + ")"
+
+
+# ---------------------------------------------------------------------------------------------
+# Value expressions
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Const:
+    value: int | float
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class IterRef:
+    """The value of a loop iterator (or size) used as data, an `int` in C."""
+
+    name: str
+    dtype: DType = DType.I32
+
+
+@dataclass(frozen=True)
+class SizeRef:
+    name: str
+    dtype: DType = DType.I32
+
+
+@dataclass(frozen=True)
+class Load:
+    """Read of an array element or a scalar (rank 0: `index == ()`)."""
+
+    array: str
+    index: tuple[Affine, ...]
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "-" or "!"
+    operand: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # + - * / // % < <= > >= == != && ||
+    left: "Expr"
+    right: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Select:
+    cond: "Expr"
+    then: "Expr"
+    orelse: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: str  # sqrt exp pow abs min max
+    args: tuple["Expr", ...]
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Cast:
+    operand: "Expr"
+    dtype: DType
+
+
+Expr = Union[Const, IterRef, SizeRef, Load, Unary, Binary, Select, Call, Cast]
+
+
+def walk(e: Expr):
+    """Pre-order traversal of an expression tree."""
+    yield e
+    if isinstance(e, (Unary, Cast)):
+        yield from walk(e.operand)
+    elif isinstance(e, Binary):
+        yield from walk(e.left)
+        yield from walk(e.right)
+    elif isinstance(e, Select):
+        yield from walk(e.cond)
+        yield from walk(e.then)
+        yield from walk(e.orelse)
+    elif isinstance(e, Call):
+        for a in e.args:
+            yield from walk(a)
+
+
+# ---------------------------------------------------------------------------------------------
+# Program structure
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Array:
+    """An array or (rank 0) a scalar variable; every one is a global of the generated program."""
+
+    name: str
+    dtype: DType
+    shape: tuple[Affine, ...]  # symbolic in sizes, as declared
+    extent: tuple[int, ...]  # concrete
+    role: str  # "param" (in kernel's signature), "init" (init temporary), "local" (kernel local scalar)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
+class Assign:
+    """`target op= value`, with op one of "=", "+=", "-=", "*=", "/="."""
+
+    target: Load
+    op: str
+    value: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Loop:
+    var: str
+    lower: Bound  # first value
+    upper: Bound  # exclusive bound in the direction of `step`
+    step: int  # +1 or -1
+    body: tuple["Node", ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Guard:
+    cond: Condition
+    then: tuple["Node", ...]
+    orelse: tuple["Node", ...]
+    line: int
+
+
+Node = Union[Assign, Loop, Guard]
+
+
+@dataclass(frozen=True)
+class Access:
+    array: str
+    index: tuple[Affine, ...]
+    is_write: bool
+    relation: isl.Map = field(compare=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Statement:
+    """One kernel assignment with its polyhedral description."""
+
+    name: str  # S0, S1, ... in textual order
+    iterators: tuple[str, ...]
+    steps: tuple[int, ...]  # +1 / -1 per enclosing loop
+    beta: tuple[int, ...]  # textual positions: len(iterators) + 1
+    domain: isl.Set
+    body: Assign
+    accesses: tuple[Access, ...]  # the write first, then reads in evaluation order
+
+    @property
+    def depth(self) -> int:
+        return len(self.iterators)
+
+    @property
+    def line(self) -> int:
+        return self.body.line
+
+    @property
+    def writes(self) -> isl.Map:
+        return self.accesses[0].relation
+
+    def reads(self) -> list[Access]:
+        return [a for a in self.accesses if not a.is_write]
+
+
+@dataclass(frozen=True)
+class Output:
+    array: str
+    region: str = "full"  # "full", "lower" (j <= i) or "upper" (j >= i)
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """A parsed program specialised to one set of size values."""
+
+    name: str
+    path: str
+    source: str
+    doc: str
+    size_label: str  # "LARGE", or "custom" when -D changed a value
+    sizes: dict[str, int]
+    arrays: dict[str, Array]
+    init: tuple[Node, ...]
+    init_locals: dict[str, Array]
+    kernel: tuple[Node, ...]
+    statements: tuple[Statement, ...]
+    outputs: tuple[Output, ...]
+
+    @property
+    def max_depth(self) -> int:
+        return max((s.depth for s in self.statements), default=0)
+
+    def statement(self, name: str) -> Statement:
+        for s in self.statements:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable identity of (source, sizes): keys caches and measurements."""
+        h = hashlib.sha256(self.source.encode())
+        h.update(repr(sorted(self.sizes.items())).encode())
+        return h.hexdigest()[:20]
+
+    def domains(self) -> isl.UnionSet:
+        u = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+        for s in self.statements:
+            u = u.union(isl.UnionSet.from_set(s.domain))
+        return u
+
+    def access_union(self, writes: bool) -> isl.UnionMap:
+        u = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+        for s in self.statements:
+            for a in s.accesses:
+                if a.is_write == writes:
+                    u = u.union(isl.UnionMap.from_map(a.relation))
+        return u

@@ -1,0 +1,83 @@
+"""Running generated programs: timeouts, repeated timing, and PolyBench dump parsing/comparison."""
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_SECTION = re.compile(r"begin dump: (\S+)(.*?)end\s+dump: \1", re.S)
+
+
+@dataclass
+class RunResult:
+    returncode: int
+    times: list[float] = field(default_factory=list)  # seconds, one per repeat
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def describe_failure(self) -> str:
+        if self.timed_out:
+            return "timed out"
+        if self.returncode < 0:
+            return f"killed by signal {-self.returncode}"
+        tail = self.stderr.strip().splitlines()[-3:]
+        return f"exit status {self.returncode}" + (f": {' '.join(tail)}" if tail else "")
+
+
+def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: float | None = None,
+               threads: int | None = None, extra_env: dict[str, str] | None = None) -> RunResult:
+    """Run `path VARIANT REPEATS`; parse one time per repeat from stdout."""
+    env = dict(os.environ)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    env.update(extra_env or {})
+    try:
+        res = subprocess.run([str(path), str(variant), str(repeats)], capture_output=True, text=True,
+                             timeout=timeout, env=env, check=False)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return RunResult(-9, _times(out), out, "", timed_out=True)
+    return RunResult(res.returncode, _times(res.stdout), res.stdout, res.stderr)
+
+
+def _times(stdout: str) -> list[float]:
+    out = []
+    for line in stdout.split():
+        try:
+            out.append(float(line))
+        except ValueError:
+            pass
+    return out
+
+
+def parse_dump(text: str) -> dict[str, list[float]]:
+    """Array name -> values, from PolyBench's dump format."""
+    return {m.group(1): [float(x) for x in m.group(2).split()] for m in _SECTION.finditer(text)}
+
+
+def compare_dumps(reference: str, got: str, abs_tol: float = 0.0, rel_tol: float = 0.0) -> str | None:
+    """None when every array matches; otherwise what differs.  NaN never matches anything."""
+    ref, out = parse_dump(reference), parse_dump(got)
+    if not ref:
+        return "reference has no dump sections"
+    for name, vals in ref.items():
+        g = out.get(name)
+        if g is None:
+            return f"array {name} missing from output"
+        if len(g) != len(vals):
+            return f"array {name}: {len(g)} values, reference has {len(vals)}"
+        bad = [k for k, (a, b) in enumerate(zip(vals, g))
+               if math.isnan(a) or math.isnan(b) or abs(a - b) > abs_tol + rel_tol * abs(a)]
+        if bad:
+            k = bad[0]
+            return (f"array {name}: {len(bad)}/{len(vals)} values differ "
+                    f"(first at {k}: expected {vals[k]!r}, got {g[k]!r})")
+    return None

@@ -1,0 +1,93 @@
+"""Lowered schedules: per-statement rows of quasi-affine schedule dimensions plus loop annotations.
+
+Every statement gets the same number of rows (2d+1 form: even rows are the static "beta" positions
+that order statements, odd rows are loops).  A row is `floor((coeffs . iterators + const) / div)`;
+`div > 1` only for tile loops.  Annotations name (statement, row) pairs, which is how a pragma finds
+its `for` in the AST: isl names the AST iterator of row k `c{k}`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import islpy as isl
+
+from ..ir.program import Program
+
+
+@dataclass(frozen=True)
+class Row:
+    coeffs: tuple[int, ...]
+    const: int = 0
+    div: int = 1
+
+    @property
+    def is_constant(self) -> bool:
+        return not any(self.coeffs)
+
+    def render(self, names: list[str]) -> str:
+        terms = []
+        for c, n in zip(self.coeffs, names):
+            if c == 1:
+                terms.append(n)
+            elif c == -1:
+                terms.append(f"-{n}")
+            elif c:
+                terms.append(f"{c}*{n}")
+        if self.const or not terms:
+            terms.append(str(self.const))
+        text = " + ".join(terms).replace("+ -", "- ")
+        return f"floor(({text})/{self.div})" if self.div != 1 else text
+
+
+@dataclass(frozen=True, eq=False)
+class Lowered:
+    """A program's schedule in the form codegen and legality checks consume."""
+
+    program: Program
+    rows: dict[str, tuple[Row, ...]]
+    parallel: frozenset[tuple[str, int]] = frozenset()
+    unroll: tuple[tuple[str, int, int], ...] = ()  # (statement, row, factor)
+    vector: frozenset[tuple[str, int]] = field(default_factory=frozenset)
+
+    @property
+    def n_rows(self) -> int:
+        return len(next(iter(self.rows.values())))
+
+    def statement_map_text(self, name: str) -> str:
+        st = self.program.statement(name)
+        names = [f"i{k}" for k in range(st.depth)]
+        rows = ", ".join(r.render(names) for r in self.rows[name])
+        return f"{name}[{', '.join(names)}] -> [{rows}]"
+
+    @cached_property
+    def union_map(self) -> isl.UnionMap:
+        """The schedule as one isl union map (domains not intersected)."""
+        text = "; ".join(self.statement_map_text(s.name) for s in self.program.statements)
+        return isl.UnionMap("{ " + text + " }")
+
+    def unroll_factor(self, stmt: str, row: int) -> int:
+        for s, r, f in self.unroll:
+            if s == stmt and r == row:
+                return f
+        return 0
+
+
+def original(program: Program) -> Lowered:
+    """The program's own 2d+1 schedule: [b0, ±i0, b1, ±i1, ..., bd], padded to the deepest nest."""
+    depth = program.max_depth
+    rows: dict[str, tuple[Row, ...]] = {}
+    for st in program.statements:
+        n = st.depth
+        out: list[Row] = []
+        for level in range(depth + 1):
+            out.append(Row((0,) * n, st.beta[level] if level <= n else 0))
+            if level < depth:
+                if level < n:
+                    coeffs = [0] * n
+                    coeffs[level] = st.steps[level]
+                    out.append(Row(tuple(coeffs)))
+                else:
+                    out.append(Row((0,) * n))
+        rows[st.name] = tuple(out)
+    return Lowered(program, rows)
