@@ -1,0 +1,58 @@
+"""Memory-based dependences (RAW, WAR, WAW), computed once per program with isl relation algebra.
+
+Memory-based, not value-based: PolyBench kernels update arrays in place, so every pair of
+accesses to the same cell (one of them a write) ordered by the original schedule constrains any
+legal reordering.  Scalars are rank-0 arrays and get the same treatment.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import islpy as isl
+
+from ..ir.program import Program
+from ..transforms.schedule import original
+
+
+@dataclass(frozen=True, eq=False)
+class Dependences:
+    """Relations from source statement instances to the instances that must stay after them."""
+
+    raw: isl.UnionMap  # flow: write -> later read
+    war: isl.UnionMap  # anti: read -> later write
+    waw: isl.UnionMap  # output: write -> later write
+
+    @cached_property
+    def all(self) -> isl.UnionMap:
+        return self.raw.union(self.war).union(self.waw).coalesce()
+
+    def kinds(self) -> dict[str, isl.UnionMap]:
+        return {"flow": self.raw, "anti": self.war, "output": self.waw}
+
+    def restricted_to(self, statements: set[str]) -> isl.UnionMap:
+        """Dependences between instances of the named statements only."""
+        keep = isl.UnionMap.empty(self.all.get_space())
+        for m in maps_of(self.all):
+            if m.get_tuple_name(isl.dim_type.in_) in statements and \
+                    m.get_tuple_name(isl.dim_type.out) in statements:
+                keep = keep.union(isl.UnionMap.from_map(m))
+        return keep
+
+
+def maps_of(u: isl.UnionMap) -> list[isl.Map]:
+    """The maps of a union map, one per (source, sink) space pair."""
+    out: list[isl.Map] = []
+    u.foreach_map(out.append)
+    return out
+
+
+def compute_dependences(program: Program) -> Dependences:
+    sched = original(program).union_map.intersect_domain(program.domains())
+    before = sched.lex_lt_union_map(sched)
+    writes = program.access_union(writes=True)
+    reads = program.access_union(writes=False)
+    raw = writes.apply_range(reads.reverse()).intersect(before).coalesce()
+    war = reads.apply_range(writes.reverse()).intersect(before).coalesce()
+    waw = writes.apply_range(writes.reverse()).intersect(before).coalesce()
+    return Dependences(raw, war, waw)

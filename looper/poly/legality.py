@@ -1,0 +1,102 @@
+"""Legality of schedules against dependences, with isl.
+
+A schedule is legal when every dependence source is scheduled strictly before its sink.  A loop
+(schedule row k shared by a set of statements) is parallel when no dependence between those
+statements is carried at row k; a band of rows is permutable (tilable) when no dependence left
+unsatisfied by the rows before it goes backwards in any row of the band.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from ..transforms.schedule import Lowered
+from .deps import Dependences, maps_of
+
+
+def _schedule_pairs(deps: isl.UnionMap, lowered: Lowered) -> isl.Map | None:
+    """Dependences as pairs of schedule vectors ([source time] -> [sink time]); None if no deps."""
+    if deps.is_empty():
+        return None
+    sched = lowered.union_map
+    pairs = deps.apply_domain(sched).apply_range(sched)
+    maps = maps_of(pairs)
+    out = maps[0]
+    for m in maps[1:]:
+        out = out.union(m)
+    return out
+
+
+def _equal_prefix(n: int, k: int) -> isl.Map:
+    """{ [x0..x(n-1)] -> [y0..y(n-1)] : x_j = y_j for j < k }"""
+    xs = [f"x{j}" for j in range(n)]
+    ys = [f"y{j}" for j in range(n)]
+    cons = " and ".join(f"x{j} = y{j}" for j in range(k)) or "true"
+    return isl.Map(f"{{ [{', '.join(xs)}] -> [{', '.join(ys)}] : {cons} }}")
+
+
+def _deltas_at(pairs: isl.Map, n: int, k: int) -> isl.Set:
+    """Distance vectors of the dependences not yet satisfied by rows [0, k)."""
+    return pairs.intersect(_equal_prefix(n, k)).deltas()
+
+
+def _some(deltas: isl.Set, n: int, cond: str) -> bool:
+    names = ", ".join(f"d{j}" for j in range(n))
+    return not deltas.intersect(isl.Set(f"{{ [{names}] : {cond} }}")).is_empty()
+
+
+def respects(deps: Dependences | isl.UnionMap, lowered: Lowered) -> bool:
+    """Every dependence goes forward in lexicographic schedule order."""
+    rel = deps.all if isinstance(deps, Dependences) else deps
+    pairs = _schedule_pairs(rel, lowered)
+    if pairs is None:
+        return True
+    n = lowered.n_rows
+    return pairs.is_subset(isl.Map.lex_lt(isl.Space.set_alloc(pairs.get_ctx(), 0, n)))
+
+
+def violated(deps: Dependences, lowered: Lowered) -> list[str]:
+    """Human-readable list of dependence kinds and statement pairs the schedule breaks."""
+    out = []
+    n = lowered.n_rows
+    lt = None
+    for kind, rel in deps.kinds().items():
+        for m in maps_of(rel):
+            pairs = _schedule_pairs(isl.UnionMap.from_map(m), lowered)
+            if pairs is None:
+                continue
+            lt = lt or isl.Map.lex_lt(isl.Space.set_alloc(pairs.get_ctx(), 0, n))
+            if not pairs.is_subset(lt):
+                src = m.get_tuple_name(isl.dim_type.in_)
+                dst = m.get_tuple_name(isl.dim_type.out)
+                out.append(f"{kind} dependence {src} -> {dst}")
+    return out
+
+
+def is_parallel(deps: Dependences, lowered: Lowered, row: int, statements: set[str]) -> bool:
+    """No dependence among `statements` (the statements sharing this loop) is carried at `row`."""
+    pairs = _schedule_pairs(deps.restricted_to(statements), lowered)
+    if pairs is None:
+        return True
+    n = lowered.n_rows
+    return not _some(_deltas_at(pairs, n, row), n, f"d{row} != 0")
+
+
+def carried_rows(deps: Dependences, lowered: Lowered, statements: set[str]) -> set[int]:
+    """Rows at which some dependence among `statements` is carried (satisfied)."""
+    pairs = _schedule_pairs(deps.restricted_to(statements), lowered)
+    if pairs is None:
+        return set()
+    n = lowered.n_rows
+    return {k for k in range(n) if _some(_deltas_at(pairs, n, k), n, f"d{k} != 0")}
+
+
+def is_permutable(deps: Dependences, lowered: Lowered, rows: list[int], statements: set[str]) -> bool:
+    """The band `rows` (outermost first) can be freely interchanged, hence tiled."""
+    pairs = _schedule_pairs(deps.restricted_to(statements), lowered)
+    if pairs is None:
+        return True
+    n = lowered.n_rows
+    d = _deltas_at(pairs, n, min(rows))
+    return not any(_some(d, n, f"d{k} < 0") for k in rows)
