@@ -119,5 +119,109 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
     click.echo(f"{program.name} [{program.size_label}]: kernel time {t:.6f} s{extra}")
 
 
+@main.command("optimize")
+@click.argument("file", type=click.Path(dir_okay=False))
+@size_options
+@click.option("--beam", "-b", default=3, show_default=True, type=click.IntRange(1, 64),
+              help="Beam width: schedules kept per level.")
+@click.option("--max-affine", default=4, show_default=True, type=click.IntRange(0, 16),
+              help="Levels of interchange / reversal / skew.")
+@click.option("--max-fusion", default=2, show_default=True, type=click.IntRange(0, 8),
+              help="Levels of fusion / distribution.")
+@click.option("--evaluator", "-e", type=click.Choice(["measure"]), default="measure", show_default=True,
+              help="How candidates are scored: 'measure' compiles and times them.")
+@click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(1, 100),
+              help="Timed runs per candidate (after one warm-up run that also checks outputs).")
+@click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
+              help="OMP_NUM_THREADS for measurements (default: OMP_NUM_THREADS or all cores).")
+@click.option("--timeout", default=None, type=float, metavar="SECONDS",
+              help="Search time budget: no new level starts after it.")
+@click.option("--db", default=None, type=click.Path(dir_okay=False),
+              help="Measurement memo (SQLite; default under the cache directory).")
+@click.option("--no-memo", is_flag=True, help="Measure everything afresh (no SQLite memo).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the optimized C program here.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
+              help="Write a JSON report (sequence, speedups, every candidate).")
+@click.option("--explain", is_flag=True, help="Say why each rejected or failed candidate was dropped.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@_friendly
+def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: int, max_affine: int,
+                 max_fusion: int, evaluator: str, repeat: int, threads: int | None,
+                 timeout: float | None, db: str | None, no_memo: bool, output: str | None,
+                 json_out: str | None, explain: bool, quiet: bool) -> None:
+    """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
+
+    Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
+    unrolling; every candidate is checked for legality with isl before it is scored.
+    """
+    import json
+
+    from .codegen.harness import program_c
+    from .poly.deps import compute_dependences
+    from .runtime.measurements import MeasurementStore
+    from .search.beam import SearchConfig, beam_search
+    from .search.evaluators import ExecutionEvaluator
+    from .search.report import explain_lines, report_json, summary_lines
+
+    program = load_program(file, size, defines)
+    deps = compute_dependences(program)
+    store = None if no_memo else MeasurementStore(db)
+    with _Progress(quiet) as progress:
+        ev = ExecutionEvaluator(program, repeats=repeat, threads=threads, store=store,
+                                memoize=not no_memo, progress=progress.candidate)
+        try:
+            result = beam_search(program, deps, ev,
+                                 SearchConfig(beam=beam, max_affine=max_affine, max_fusion=max_fusion,
+                                              time_budget=timeout),
+                                 progress=progress.level)
+        finally:
+            ev.close()
+    for line in summary_lines(program, result, evaluator):
+        click.echo(line)
+    if explain:
+        click.echo("why candidates were dropped:")
+        for line in explain_lines(result):
+            click.echo(line)
+    if output:
+        Path(output).write_text(program_c(program, [result.best.lowered],
+                                          comments=[f"looper: {result.best.describe()}"]))
+    if json_out:
+        Path(json_out).write_text(json.dumps(report_json(program, result, evaluator), indent=1))
+
+
+class _Progress:
+    """A rich progress display on stderr (levels and candidates measured), or nothing."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet or not sys.stderr.isatty()
+        self.bar = None
+        self.task = None
+
+    def __enter__(self):
+        if not self.quiet:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar.__enter__()
+            self.task = self.bar.add_task("searching", total=None)
+        return self
+
+    def level(self, name: str, depth: int, todo: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=f"level {depth + 1} ({name})", total=max(todo, 1),
+                            completed=0)
+
+    def candidate(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=max(total, 1))
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+        return False
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

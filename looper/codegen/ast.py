@@ -119,7 +119,7 @@ class KernelPrinter:
             private = f" private({', '.join(inner)})" if inner else ""
             pragmas.append(cgen.Pragma(f"omp parallel for{private}"))
         factor = max((self.lowered.unroll_factor(s, row) for s in stmts), default=0)
-        if factor > 1:
+        if factor > 1 and not parallel:  # gcc accepts no unroll pragma on an OpenMP loop
             pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
         if any((s, row) in self.lowered.vector for s in stmts):
             pragmas.append(cgen.Pragma("GCC ivdep"))

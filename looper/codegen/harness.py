@@ -54,7 +54,7 @@ PRELUDE = """\
 #endif
 """
 
-MAIN = """\
+MAIN = r"""
 static double looper_now(void)
 {
   struct timespec ts;
@@ -66,8 +66,11 @@ int main(int argc, char **argv)
 {
   int variant = argc > 1 ? atoi(argv[1]) : 0;
   int repeats = argc > 2 ? atoi(argv[2]) : 1;
+  const char *mode = argc > 3 ? argv[3] : "-";   /* save:PATH | check:PATH | - */
+  double cutoff = argc > 4 ? atof(argv[4]) : 0.0; /* stop after the first run if slower */
   if (variant < 0 || variant >= LOOPER_VARIANTS || repeats < 1) {
-    fprintf(stderr, "usage: %s [VARIANT 0..%d [REPEATS]]\\n", argv[0], LOOPER_VARIANTS - 1);
+    fprintf(stderr, "usage: %s [VARIANT 0..%d [REPEATS [save:F|check:F|- [CUTOFF]]]]\n", argv[0],
+            LOOPER_VARIANTS - 1);
     return 2;
   }
   init_array();
@@ -88,11 +91,26 @@ int main(int argc, char **argv)
     looper_kernels[variant]();
     double t1 = looper_now();
 #ifdef POLYBENCH_TIME
-    printf("%0.9f\\n", t1 - t0);
+    printf("%0.9f\n", t1 - t0);
     fflush(stdout);
 #endif
-    (void)t0;
-    (void)t1;
+    if (r == 0) {
+      if (strncmp(mode, "save:", 5) == 0 && save_outputs(mode + 5) != 0) {
+        fprintf(stderr, "cannot write %s\n", mode + 5);
+        return 3;
+      }
+      if (strncmp(mode, "check:", 6) == 0) {
+        long bad = check_outputs(mode + 6);
+        printf("LOOPER_CHECK %ld\n", bad);
+        fflush(stdout);
+        if (bad != 0)
+          return 4;
+      }
+      if (cutoff > 0 && t1 - t0 > cutoff) {
+        printf("LOOPER_CUTOFF\n");
+        break;
+      }
+    }
   }
 #ifdef POLYBENCH_DUMP_ARRAYS
   dump_arrays();
@@ -151,6 +169,49 @@ def kernel_function(lowered: Lowered, name: str) -> cgen.FunctionBody:
     contents = decls + [cgen.Line("#pragma scop")] + body + [cgen.Line("#pragma endscop")]
     return cgen.FunctionBody(_void_fn(name),
                              cgen.Block(contents))
+
+
+def _outputs_io(program: Program) -> list[cgen.Generable]:
+    """save_outputs / check_outputs: the raw output arrays of a reference run, and a comparison
+    against them (relative 1e-6 for floating point, exact for integers; -1 if unreadable)."""
+    save: list[cgen.Generable] = [cgen.Statement('FILE *f = fopen(path, "wb")'),
+                                  cgen.If("!f", cgen.Statement("return 1"))]
+    check: list[cgen.Generable] = [cgen.Statement('FILE *f = fopen(path, "rb")'),
+                                   cgen.If("!f", cgen.Statement("return -1")),
+                                   cgen.Statement("long bad = 0")]
+    for out in program.outputs:
+        a = program.arrays[out.array]
+        n = c_name(a.name)
+        ref = n if a.rank else f"&{n}"
+        t = a.dtype.ctype
+        save.append(cgen.If(f"fwrite({ref}, sizeof({n}), 1, f) != 1",
+                            cgen.Block([cgen.Statement("fclose(f)"), cgen.Statement("return 1")])))
+        if a.dtype.is_float:
+            same = "(g[i] == r[i] || (isnan(g[i]) && isnan(r[i])) || fabs((double)g[i] - (double)r[i]) " \
+                   "<= 1e-6 * fabs((double)r[i]) + 1e-9 * scale)"
+            body = [
+                cgen.Statement(f"double scale = 0"),
+                cgen.For("long i = 0", "i < cnt", "i++",
+                         cgen.If("fabs((double)r[i]) > scale", cgen.Statement("scale = fabs((double)r[i])"))),
+                cgen.For("long i = 0", "i < cnt", "i++", cgen.If(f"!{same}", cgen.Statement("bad++"))),
+            ]
+        else:
+            body = [cgen.For("long i = 0", "i < cnt", "i++", cgen.If("g[i] != r[i]", cgen.Statement("bad++")))]
+        check.append(cgen.Block([
+            cgen.Statement(f"long cnt = sizeof({n}) / sizeof({t})"),
+            cgen.Statement(f"{t} *r = malloc(sizeof({n}))"),
+            cgen.Statement(f"const {t} *g = (const {t} *){ref}"),
+            cgen.If(f"!r || fread(r, sizeof({n}), 1, f) != 1",
+                    cgen.Block([cgen.Statement("fclose(f)"), cgen.Statement("free(r)"),
+                                cgen.Statement("return -1")])),
+            *body,
+            cgen.Statement("free(r)"),
+        ]))
+    save += [cgen.Statement("return fclose(f) != 0")]
+    check += [cgen.Statement("fclose(f)"), cgen.Statement("return bad")]
+    return [cgen.FunctionBody(cgen.Line("static int save_outputs(const char *path)"), cgen.Block(save)),
+            cgen.Line(),
+            cgen.FunctionBody(cgen.Line("static long check_outputs(const char *path)"), cgen.Block(check))]
 
 
 def _dump(program: Program, env: dict[str, str]) -> cgen.FunctionBody:
@@ -238,7 +299,9 @@ def program_c(program: Program, variants: Sequence[Lowered], comments: Sequence[
     parts.append(cgen.Line())
     parts.extend(_state(program))
     parts.append(cgen.Line())
+    parts.extend(_outputs_io(program))
+    parts.append(cgen.Line())
     parts.append(_dump(program, env))
     parts.append(cgen.Line())
-    parts.append(cgen.Line(MAIN.rstrip()))
+    parts.append(cgen.Line(MAIN.strip()))
     return "\n".join(str(p) for p in parts) + "\n"

@@ -100,3 +100,76 @@ def is_permutable(deps: Dependences, lowered: Lowered, rows: list[int], statemen
     n = lowered.n_rows
     d = _deltas_at(pairs, n, min(rows))
     return not any(_some(d, n, f"d{k} < 0") for k in rows)
+
+
+def min_distance(deps: isl.UnionMap, lowered: Lowered, row: int) -> int | None:
+    """Smallest distance at `row` over dependences not satisfied before it (None: unbounded)."""
+    pairs = _schedule_pairs(deps, lowered)
+    if pairs is None:
+        return 0
+    d = _deltas_at(pairs, lowered.n_rows, row)
+    if d.is_empty():
+        return 0
+    try:
+        v = d.dim_min_val(row)
+    except isl.Error:
+        return None
+    if not v.is_int():
+        return None
+    return int(v.to_python())
+
+
+def check_step(deps: Dependences, before: Lowered, step, after: Lowered) -> str | None:
+    """Why applying `step` is illegal (None when it is legal).  Every candidate passes here."""
+    from ..transforms.tree import IllFormed, loop_tree
+    try:
+        tree_after = loop_tree(after)
+    except IllFormed as e:
+        return f"ill-formed loop structure ({e})"
+    level = step.level
+    if level in ("fusion", "affine"):
+        if respects(deps, after):
+            return None
+        broken = violated(deps, after)
+        return "breaks " + (", ".join(broken[:3]) if broken else "a dependence")
+    if level == "parallel":
+        marked = {(s, r) for s, r in before.parallel}
+        for stmts, row in step.loops:
+            loop = tree_after.find(row, stmts)
+            if loop is None:
+                return f"no loop at row {row} over {','.join(stmts)}"
+            outer = [l for l in tree_after.enclosing(loop)]
+            inner = [l for l in loop.walk() if l is not loop]
+            if any((s, l.row) in marked for l in outer + inner for s in l.statements):
+                return "nested inside (or around) a loop that is already parallel"
+            if not is_parallel(deps, after, row, set(stmts)):
+                return f"loop at row {row} carries a dependence"
+            marked |= {(s, row) for s in stmts}
+        return None
+    if level == "tile":
+        tree_before = loop_tree(before)
+        for stmts, rows, _sizes in step.bands:
+            top = tree_before.find(rows[0], stmts)
+            if top is None:
+                return f"no loop at row {rows[0]} over {','.join(stmts)}"
+            chain = [l.row for l in tree_before.chain(top)]
+            if list(rows) != chain[:len(rows)]:
+                return "the band is not perfectly nested"
+            if not is_permutable(deps, before, list(rows), set(stmts)):
+                return "the band is not permutable (a dependence goes backwards in it)"
+        # parallel loops of a tiled band now sit on tile loops: they must still carry nothing
+        tiled = {s for stmts, _r, _z in step.bands for s in stmts}
+        for loop in tree_after.loops():
+            if loop.statements & tiled and any((s, loop.row) in after.parallel for s in loop.statements):
+                if not is_parallel(deps, after, loop.row, set(loop.statements)):
+                    return "a parallel loop of the band would carry a dependence once tiled"
+        return None
+    if level == "unroll":
+        for stmts, row in step.loops:
+            loop = tree_after.find(row, stmts)
+            if loop is None or not loop.is_innermost:
+                return f"loop at row {row} is not an innermost loop"
+            if any((s, row) in before.parallel for s in stmts):
+                return "the loop is parallel: gcc cannot unroll an OpenMP loop by pragma"
+        return None
+    return f"unknown level {level}"

@@ -33,14 +33,16 @@ class RunResult:
 
 
 def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: float | None = None,
-               threads: int | None = None, extra_env: dict[str, str] | None = None) -> RunResult:
-    """Run `path VARIANT REPEATS`; parse one time per repeat from stdout."""
+               threads: int | None = None, extra_env: dict[str, str] | None = None,
+               mode: str = "-", cutoff: float = 0.0) -> RunResult:
+    """Run `path VARIANT REPEATS MODE CUTOFF`; parse one time per repeat from stdout."""
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     env.update(extra_env or {})
     try:
-        res = subprocess.run([str(path), str(variant), str(repeats)], capture_output=True, text=True,
+        res = subprocess.run([str(path), str(variant), str(repeats), mode, repr(cutoff)],
+                             capture_output=True, text=True,
                              timeout=timeout, env=env, check=False)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -49,13 +51,22 @@ def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: fl
 
 
 def _times(stdout: str) -> list[float]:
+    """The kernel times: stdout lines that are plain numbers (LOOPER_* lines are status)."""
     out = []
-    for line in stdout.split():
+    for line in stdout.splitlines():
         try:
             out.append(float(line))
         except ValueError:
             pass
     return out
+
+
+def status_line(stdout: str, tag: str) -> str | None:
+    """The value after `LOOPER_<tag>` in a harness' stdout, '' for a bare tag, None if absent."""
+    for line in stdout.splitlines():
+        if line.startswith(f"LOOPER_{tag}"):
+            return line[len(tag) + 7:].strip()
+    return None
 
 
 def parse_dump(text: str) -> dict[str, list[float]]:

@@ -91,3 +91,58 @@ def original(program: Program) -> Lowered:
                     out.append(Row((0,) * n))
         rows[st.name] = tuple(out)
     return Lowered(program, rows)
+
+
+class Schedule:
+    """A program plus an ordered sequence of transformations (what the search explores).
+
+    Lowering replays the sequence on the original schedule; a child built with `then` reuses its
+    parent's lowered form, so a beam never replays a prefix twice.
+    """
+
+    __slots__ = ("program", "steps", "_lowered")
+
+    def __init__(self, program: Program, steps: tuple = (), _base: Lowered | None = None):
+        self.program = program
+        self.steps = tuple(steps)
+        self._lowered = None
+        if _base is not None and self.steps:
+            self._lowered = self.steps[-1].apply(_base)
+
+    def then(self, step) -> "Schedule":
+        return Schedule(self.program, self.steps + (step,), self.lowered)
+
+    @property
+    def lowered(self) -> Lowered:
+        if self._lowered is None:
+            L = original(self.program)
+            for t in self.steps:
+                L = t.apply(L)
+            self._lowered = L
+        return self._lowered
+
+    @property
+    def key(self) -> str:
+        """Identity of the sequence (the explored-set key)."""
+        return repr(self.steps)
+
+    def describe(self) -> str:
+        if not self.steps:
+            return "original"
+        out = []
+        L = original(self.program)
+        for t in self.steps:
+            out.append(t.describe(L))
+            L = t.apply(L)
+        return " ; ".join(out)
+
+    def to_json(self) -> list[dict]:
+        return [t.to_json() for t in self.steps]
+
+    @staticmethod
+    def from_json(program: Program, data: list[dict]) -> "Schedule":
+        from .primitives import Transform
+        return Schedule(program, tuple(Transform.from_json(d) for d in data))
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.program.name}: {self.describe()})"

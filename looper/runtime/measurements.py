@@ -1,0 +1,83 @@
+"""An embedded SQLite memo of measurements, so that nothing is measured twice.
+
+The key covers everything a time depends on: the program and its sizes, the kernel's C text, the
+compiler and flags, the CPU model and the thread count.  Each record is committed as soon as it is
+taken, so an interrupted search or data collection loses nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .compile import cache_dir
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS measurements (
+    key TEXT PRIMARY KEY,
+    program TEXT NOT NULL,
+    size TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    status TEXT NOT NULL,
+    times TEXT NOT NULL,
+    cutoff REAL NOT NULL,
+    detail TEXT NOT NULL,
+    compiler TEXT NOT NULL,
+    flags TEXT NOT NULL,
+    cpu TEXT NOT NULL,
+    threads INTEGER NOT NULL,
+    loadavg REAL NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+@dataclass
+class Measurement:
+    status: str  # ok | slow | timeout | crash | wrong | compile-error
+    times: list[float] = field(default_factory=list)
+    cutoff: float = 0.0
+    detail: str = ""
+    loadavg: float = -1.0
+
+
+def measurement_key(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class MeasurementStore:
+    def __init__(self, path: Path | str | None = None):
+        self.path = Path(path) if path else cache_dir() / "measurements.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(self.path), timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(SCHEMA)
+        self.db.commit()
+
+    def get(self, key: str) -> Measurement | None:
+        row = self.db.execute("SELECT status, times, cutoff, detail, loadavg FROM measurements WHERE key = ?",
+                              (key,)).fetchone()
+        if row is None:
+            return None
+        return Measurement(row[0], json.loads(row[1]), row[2], row[3], row[4])
+
+    def put(self, key: str, m: Measurement, *, program: str, size: str, schedule: str, compiler: str,
+            flags: str, cpu: str, threads: int) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO measurements VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (key, program, size, schedule, m.status, json.dumps(m.times), m.cutoff, m.detail, compiler,
+             flags, cpu, threads, m.loadavg, time.time()))
+        self.db.commit()
+
+    def __len__(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,151 @@
+"""Beam search over transformation sequences, level by level (LOOPer's search).
+
+At every level each schedule in the beam proposes its candidates; "apply nothing here" is always
+one of them (the schedule itself, already scored).  Illegal candidates are pruned by isl before
+any evaluator sees them; a sequence already explored is never evaluated again, and neither is a
+candidate whose lowered schedule equals one already scored.  The K best survive; the answer is the
+best schedule seen at any level.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence
+
+from ..ir.program import Program
+from ..poly.deps import Dependences
+from ..poly.legality import check_step
+from ..transforms.schedule import Schedule
+from .candidates import generate, level_plan
+
+
+@dataclass
+class Score:
+    """An evaluator's verdict on one schedule: a speedup over the original, or why there is none."""
+
+    speedup: float | None
+    status: str = "ok"  # ok | crash | timeout | wrong | compile-error | slow
+    detail: str = ""
+    times: list[float] = field(default_factory=list)
+    predicted: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.speedup is not None
+
+
+class Evaluator(Protocol):
+    name: str
+
+    def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
+        ...
+
+
+@dataclass
+class Explored:
+    schedule: Schedule
+    description: str
+    level: str
+    score: Score | None = None
+    rejected: str | None = None  # why isl said no
+
+
+@dataclass
+class SearchResult:
+    best: Schedule
+    best_score: Score
+    explored: list[Explored]
+    seconds: float
+    machinery_seconds: float  # legality + lowering + candidate generation (no evaluator)
+    levels: list[str]
+
+    @property
+    def evaluated(self) -> list[Explored]:
+        return [e for e in self.explored if e.score is not None]
+
+    @property
+    def rejected(self) -> list[Explored]:
+        return [e for e in self.explored if e.rejected is not None]
+
+    @property
+    def failed(self) -> list[Explored]:
+        return [e for e in self.explored if e.score is not None and not e.score.ok]
+
+
+@dataclass
+class SearchConfig:
+    beam: int = 3
+    max_affine: int = 4
+    max_fusion: int = 2
+    time_budget: float | None = None  # seconds; the search stops opening levels after it
+
+
+def _fingerprint(s: Schedule) -> tuple:
+    L = s.lowered
+    return (tuple(sorted(L.rows.items())), L.parallel, tuple(sorted(L.unroll)), L.vector)
+
+
+def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
+                config: SearchConfig | None = None,
+                progress: Callable[[str, int, int], None] | None = None) -> SearchResult:
+    cfg = config or SearchConfig()
+    start = time.perf_counter()
+    machinery = 0.0
+    root = Schedule(program)
+    root_score = evaluator.evaluate(program, [root])[0]
+    if not root_score.ok:
+        root_score = Score(1.0, "ok", "baseline", root_score.times)
+    explored: list[Explored] = [Explored(root, "original", "root", root_score)]
+    seen_keys = {root.key}
+    scored: dict[tuple, Score] = {_fingerprint(root): root_score}
+    beam: list[tuple[Schedule, Score]] = [(root, root_score)]
+    best = (root, root_score)
+    levels = level_plan(cfg.max_fusion, cfg.max_affine)
+    for depth, level in enumerate(levels):
+        if cfg.time_budget is not None and time.perf_counter() - start > cfg.time_budget:
+            break
+        t0 = time.perf_counter()
+        fresh: list[Explored] = []
+        for parent, _ in beam:
+            for step in generate(level, parent, deps):
+                child = parent.then(step)
+                if child.key in seen_keys:
+                    continue
+                seen_keys.add(child.key)
+                why = check_step(deps, parent.lowered, step, child.lowered)
+                entry = Explored(child, child.describe(), level, rejected=why)
+                explored.append(entry)
+                if why is None:
+                    fresh.append(entry)
+        machinery += time.perf_counter() - t0
+        # identical schedules reached by different sequences are scored once
+        todo: list[Explored] = []
+        for e in fresh:
+            fp = _fingerprint(e.schedule)
+            if fp in scored:
+                e.score = scored[fp]
+            else:
+                todo.append(e)
+        if progress:
+            progress(level, depth, len(todo))
+        if todo:
+            scores = evaluator.evaluate(program, [e.schedule for e in todo])
+            for e, sc in zip(todo, scores):
+                e.score = sc
+                scored[_fingerprint(e.schedule)] = sc
+        pool = list(beam) + [(e.schedule, e.score) for e in fresh if e.score is not None and e.score.ok]
+        pool.sort(key=lambda p: -p[1].speedup)
+        next_beam: list[tuple[Schedule, Score]] = []
+        fps: set = set()
+        for s, sc in pool:
+            fp = _fingerprint(s)
+            if fp in fps:
+                continue
+            fps.add(fp)
+            next_beam.append((s, sc))
+            if len(next_beam) == cfg.beam:
+                break
+        beam = next_beam
+        if beam and beam[0][1].speedup > best[1].speedup:
+            best = beam[0]
+    return SearchResult(best[0], best[1], explored, time.perf_counter() - start, machinery, levels)

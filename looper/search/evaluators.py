@@ -1,0 +1,156 @@
+"""Evaluators: what the search asks for a score.  All behind one protocol (`beam.Evaluator`).
+
+`ExecutionEvaluator` measures: candidates are compiled several to one C file (to amortize gcc),
+every variant's outputs are checked against the original's in the same run that warms it up, then
+timed `repeats` times with the arrays restored before each run; the median counts.  A candidate
+that crashes, times out or computes something else is reported and never scored.  Results are
+memoized in SQLite (see `looper.runtime.measurements`), so nothing is measured twice.
+"""
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..codegen.harness import kernel_function, program_c
+from ..ir.program import Program
+from ..runtime.compile import OPT_FLAGS, CompileError, compile_c, compiler_id
+from ..runtime.machine import cpu_model, default_threads, load_average
+from ..runtime.measurements import Measurement, MeasurementStore, measurement_key
+from ..runtime.run import run_binary, status_line
+from ..transforms.schedule import Schedule, original
+from .beam import Score
+
+
+class ExecutionEvaluator:
+    name = "measure"
+
+    def __init__(self, program: Program, *, repeats: int = 3, threads: int | None = None,
+                 flags: tuple[str, ...] = OPT_FLAGS, store: MeasurementStore | None = None,
+                 memoize: bool = True, batch_size: int = 8, slow_factor: float = 3.0,
+                 timeout_factor: float = 4.0, min_timeout: float = 5.0,
+                 progress: Callable[[int, int], None] | None = None):
+        self.program = program
+        self.repeats = repeats
+        self.threads = threads or default_threads()
+        self.flags = tuple(flags)
+        self.store = store if store is not None else (MeasurementStore() if memoize else None)
+        self.batch_size = batch_size
+        self.slow_factor = slow_factor
+        self.timeout_factor = timeout_factor
+        self.min_timeout = min_timeout
+        self.progress = progress
+        self.workdir = Path(tempfile.mkdtemp(prefix="looper-eval-"))
+        self.reference = self.workdir / "reference.bin"
+        self.baseline: float | None = None
+        self.best_time: float | None = None
+        self.measured = 0  # candidates actually run (memo misses)
+        self.env = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
+
+    def close(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __del__(self):  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- keys ---------------------------------------------------------------------------------------
+    def _code(self, s: Schedule) -> str:
+        return str(kernel_function(s.lowered, "kernel"))
+
+    def _key(self, code: str) -> str:
+        return measurement_key(self.program.fingerprint, code, compiler_id(), " ".join(self.flags),
+                               cpu_model(), str(self.threads), str(self.repeats))
+
+    def _record(self, key: str, m: Measurement, schedule: Schedule) -> None:
+        if self.store is not None:
+            self.store.put(key, m, program=self.program.name, size=self.program.size_label,
+                           schedule=schedule.describe(), compiler=compiler_id(),
+                           flags=" ".join(self.flags), cpu=cpu_model(), threads=self.threads)
+
+    # -- timing -------------------------------------------------------------------------------------
+    def _limits(self) -> tuple[float, float]:
+        best = self.best_time or self.baseline or 1.0
+        cutoff = self.slow_factor * best
+        timeout = self.min_timeout + (self.repeats + 1) * self.timeout_factor * best
+        return cutoff, timeout
+
+    def _run(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float) -> Measurement:
+        res = run_binary(binary, variant, self.repeats + 1, timeout=timeout, threads=self.threads,
+                         extra_env=self.env, mode=mode, cutoff=cutoff)
+        load = load_average()
+        if res.timed_out:
+            return Measurement("timeout", res.times, timeout, f"no result within {timeout:.1f} s", load)
+        if res.returncode == 4:
+            bad = status_line(res.stdout, "CHECK")
+            return Measurement("wrong", res.times, cutoff, f"{bad} output values differ from the original", load)
+        if not res.ok:
+            return Measurement("crash", res.times, cutoff, res.describe_failure(), load)
+        if status_line(res.stdout, "CUTOFF") is not None:
+            return Measurement("slow", res.times[:1], cutoff, f"first run slower than {cutoff:.3g} s", load)
+        return Measurement("ok", res.times[1:] or res.times, cutoff, "", load)
+
+    def _ensure_baseline(self) -> None:
+        """Run the original once per evaluator: its outputs are the reference for every check."""
+        if self.baseline is not None:
+            return
+        root = Schedule(self.program)
+        binary = compile_c(program_c(self.program, [root.lowered]), self.flags)
+        res = run_binary(binary.path, 0, self.repeats + 1, threads=self.threads, extra_env=self.env,
+                         mode=f"save:{self.reference}")
+        if not res.ok:
+            raise CompileError(f"the original program failed: {res.describe_failure()}")
+        times = res.times[1:] or res.times
+        self.baseline = statistics.median(times)
+        self.best_time = self.baseline
+        self._record(self._key(self._code(root)), Measurement("ok", times, 0.0, "baseline", load_average()), root)
+
+    def _score(self, m: Measurement) -> Score:
+        if m.status in ("ok", "slow") and m.times:
+            t = statistics.median(m.times)
+            if m.status == "ok" and (self.best_time is None or t < self.best_time):
+                self.best_time = t
+            return Score(self.baseline / t, m.status, m.detail, list(m.times))
+        return Score(None, m.status, m.detail, list(m.times))
+
+    # -- the protocol -----------------------------------------------------------------------------
+    def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
+        self._ensure_baseline()
+        out: list[Score | None] = [None] * len(schedules)
+        pending: list[tuple[int, Schedule, str]] = []
+        for k, s in enumerate(schedules):
+            if not s.steps:
+                out[k] = Score(1.0, "ok", "original", [self.baseline])
+                continue
+            key = self._key(self._code(s))
+            m = self.store.get(key) if self.store is not None else None
+            if m is not None and (m.status != "timeout" or m.cutoff >= self._limits()[1]):
+                out[k] = self._score(m)
+            else:
+                pending.append((k, s, key))
+        done = 0
+        for start in range(0, len(pending), self.batch_size):
+            batch = pending[start:start + self.batch_size]
+            source = program_c(program, [original(program)] + [s.lowered for _, s, _ in batch])
+            try:
+                binary = compile_c(source, self.flags)
+            except CompileError as e:
+                for k, s, key in batch:
+                    m = Measurement("compile-error", [], 0.0, str(e).splitlines()[0], load_average())
+                    self._record(key, m, s)
+                    out[k] = self._score(m)
+                continue
+            for j, (k, s, key) in enumerate(batch):
+                cutoff, timeout = self._limits()
+                m = self._run(binary.path, j + 1, f"check:{self.reference}", cutoff, timeout)
+                self.measured += 1
+                self._record(key, m, s)
+                out[k] = self._score(m)
+                done += 1
+                if self.progress:
+                    self.progress(done, len(pending))
+        return [o for o in out if o is not None]

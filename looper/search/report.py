@@ -1,0 +1,66 @@
+"""What `looper optimize` prints and writes: the chosen sequence, speedup, search statistics."""
+from __future__ import annotations
+
+import statistics
+
+from ..ir.program import Program
+from .beam import SearchResult
+
+
+def summary_lines(program: Program, result: SearchResult, evaluator: str) -> list[str]:
+    sc = result.best_score
+    lines = [f"{program.name} [{program.size_label}]: {result.best.describe()}"]
+    kind = "measured" if evaluator in ("measure", "hybrid") and sc.status == "ok" else "predicted"
+    if sc.speedup is not None:
+        extra = ""
+        if sc.times and kind == "measured":
+            extra = f" (median of {len(sc.times)} runs: {statistics.median(sc.times):.6f} s)"
+        lines.append(f"  {kind} speedup over the original: {sc.speedup:.2f}x{extra}")
+        if sc.predicted is not None and kind == "measured":
+            lines.append(f"  model's prediction for it: {sc.predicted:.2f}x")
+    n_eval = len(result.evaluated) - 1
+    lines.append(f"  search {result.seconds:.1f} s ({evaluator} evaluator); {len(result.explored) - 1} candidates "
+                 f"explored: {n_eval} evaluated, {len(result.rejected)} rejected as illegal, "
+                 f"{len(result.failed)} failed")
+    return lines
+
+
+def explain_lines(result: SearchResult) -> list[str]:
+    out = []
+    for e in result.explored[1:]:
+        if e.rejected:
+            out.append(f"  rejected  {e.description}\n            {e.rejected}")
+        elif e.score is not None and not e.score.ok:
+            out.append(f"  {e.score.status:9} {e.description}\n            {e.score.detail}")
+    return out or ["  no candidate was rejected"]
+
+
+def report_json(program: Program, result: SearchResult, evaluator: str, extra: dict | None = None) -> dict:
+    sc = result.best_score
+    return {
+        "program": program.name,
+        "file": program.path,
+        "size": program.size_label,
+        "sizes": program.sizes,
+        "evaluator": evaluator,
+        "sequence": result.best.describe(),
+        "transformations": result.best.to_json(),
+        "speedup": sc.speedup,
+        "predicted_speedup": sc.predicted,
+        "times": sc.times,
+        "search_seconds": result.seconds,
+        "machinery_seconds": result.machinery_seconds,
+        "explored": len(result.explored) - 1,
+        "evaluated": len(result.evaluated) - 1,
+        "rejected": len(result.rejected),
+        "failed": len(result.failed),
+        "levels": result.levels,
+        "candidates": [
+            {"sequence": e.description, "level": e.level, "rejected": e.rejected,
+             "status": e.score.status if e.score else None,
+             "speedup": e.score.speedup if e.score else None,
+             "predicted": e.score.predicted if e.score else None}
+            for e in result.explored[1:]
+        ],
+        **(extra or {}),
+    }

@@ -1,0 +1,63 @@
+"""Test utilities: a deterministic stand-in evaluator and exact differential runs."""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+from looper.codegen.harness import program_c
+from looper.ir.program import Program
+from looper.runtime.run import parse_dump
+from looper.search.beam import Score
+from looper.transforms.schedule import Schedule, original
+
+EXACT_FLAGS = ["-O2", "-fopenmp", "-ffp-contract=off", "-DPOLYBENCH_DUMP_ARRAYS", "-DLOOPER_EXACT_DUMP"]
+
+
+class HashScores:
+    """Scores from a hash of the sequence: lets the beam wander over varied, legal schedules
+    without compiling anything (for exercising the search, not for finding fast code)."""
+
+    name = "hash"
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+
+    def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
+        out = []
+        for s in schedules:
+            h = hashlib.sha256(f"{self.seed}:{s.key}".encode()).digest()
+            out.append(Score(0.5 + int.from_bytes(h[:4], "little") / 2**32 * 1.5))
+        return out
+
+
+def differential(program: Program, schedules: Sequence[Schedule], workdir: Path,
+                 threads: int = 2) -> list[tuple[str, str]]:
+    """Build the original and every schedule into one binary (no FMA contraction, exact dumps),
+    run each, and return (description, problem) for every schedule whose outputs differ."""
+    src = workdir / "diff.c"
+    src.write_text(program_c(program, [original(program)] + [s.lowered for s in schedules]))
+    exe = workdir / "diff"
+    subprocess.run(["gcc", *EXACT_FLAGS, str(src), "-lm", "-o", str(exe)], check=True,
+                   capture_output=True, text=True)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+
+    def dump(k: int) -> dict:
+        r = subprocess.run([str(exe), str(k)], capture_output=True, text=True, timeout=120, env=env)
+        if r.returncode != 0:
+            return {"__error__": f"exit {r.returncode}: {r.stderr[-200:]}"}
+        return parse_dump(r.stderr)
+
+    ref = dump(0)
+    assert ref and "__error__" not in ref, ref
+    bad = []
+    for k, s in enumerate(schedules, start=1):
+        got = dump(k)
+        if got != ref:
+            diff = got.get("__error__") or next(
+                (f"{n}: {sum(a != b for a, b in zip(ref[n], got.get(n, [])))} values differ"
+                 for n in ref if ref[n] != got.get(n)), "arrays differ")
+            bad.append((s.describe(), diff))
+    return bad
