@@ -173,7 +173,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
         try:
             result = beam_search(program, deps, ev,
                                  SearchConfig(beam=beam, max_affine=max_affine, max_fusion=max_fusion,
-                                              time_budget=timeout),
+                                              time_budget=timeout, min_gain=0.02),
                                  progress=progress.level)
         finally:
             ev.close()

@@ -4,7 +4,9 @@ At every level each schedule in the beam proposes its candidates; "apply nothing
 one of them (the schedule itself, already scored).  Illegal candidates are pruned by isl before
 any evaluator sees them; a sequence already explored is never evaluated again, and neither is a
 candidate whose lowered schedule equals one already scored.  The K best survive; the answer is the
-best schedule seen at any level.
+best schedule seen at any level.  The original schedule is kept as an extra beam member, so that
+the plain path (original -> parallel -> tile -> unroll) is always explored, however the earlier
+levels were decided.
 """
 from __future__ import annotations
 
@@ -78,6 +80,8 @@ class SearchConfig:
     max_affine: int = 4
     max_fusion: int = 2
     time_budget: float | None = None  # seconds; the search stops opening levels after it
+    min_gain: float = 0.0  # a child replaces its parent only if faster by this fraction (noise guard)
+    keep_root: bool = True  # the original stays in the beam as an extra member at every level
 
 
 def _fingerprint(s: Schedule) -> tuple:
@@ -107,12 +111,20 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
         t0 = time.perf_counter()
         fresh: list[Explored] = []
         for parent, _ in beam:
-            for step in generate(level, parent, deps):
-                child = parent.then(step)
-                if child.key in seen_keys:
+            for cand in generate(level, parent, deps):
+                steps = cand if isinstance(cand, tuple) else (cand,)
+                key = repr(parent.steps + steps)
+                if key in seen_keys:
                     continue
-                seen_keys.add(child.key)
-                why = check_step(deps, parent.lowered, step, child.lowered)
+                seen_keys.add(key)
+                child, why = parent, None
+                for step in steps:  # a candidate may be a short sequence (distribute, then interchange)
+                    nxt = child.then(step)
+                    why = check_step(deps, child.lowered, step, nxt.lowered)
+                    child = nxt
+                    if why is not None:
+                        child = parent.then(*steps)
+                        break
                 entry = Explored(child, child.describe(), level, rejected=why)
                 explored.append(entry)
                 if why is None:
@@ -133,11 +145,13 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
             for e, sc in zip(todo, scores):
                 e.score = sc
                 scored[_fingerprint(e.schedule)] = sc
-        pool = list(beam) + [(e.schedule, e.score) for e in fresh if e.score is not None and e.score.ok]
-        pool.sort(key=lambda p: -p[1].speedup)
+        # "apply nothing" keeps every parent; with noisy scores a child must beat it by min_gain
+        pool = [(s, sc, sc.speedup * (1 + cfg.min_gain)) for s, sc in beam] + \
+               [(e.schedule, e.score, e.score.speedup) for e in fresh if e.score is not None and e.score.ok]
+        pool.sort(key=lambda p: -p[2])
         next_beam: list[tuple[Schedule, Score]] = []
         fps: set = set()
-        for s, sc in pool:
+        for s, sc, _ in pool:
             fp = _fingerprint(s)
             if fp in fps:
                 continue
@@ -145,7 +159,9 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
             next_beam.append((s, sc))
             if len(next_beam) == cfg.beam:
                 break
+        if cfg.keep_root and all(s.steps for s, _ in next_beam):
+            next_beam.append((root, root_score))  # the plain path from the original stays open
         beam = next_beam
-        if beam and beam[0][1].speedup > best[1].speedup:
+        if beam and beam[0][1].speedup > best[1].speedup * (1 + cfg.min_gain):
             best = beam[0]
     return SearchResult(best[0], best[1], explored, time.perf_counter() - start, machinery, levels)

@@ -90,12 +90,20 @@ def _fusion(L: Lowered, tree: LoopTree, deps: Dependences) -> Iterator[Transform
 
 # -- affine level -----------------------------------------------------------------------------------
 
-def _affine(L: Lowered, tree: LoopTree, deps: Dependences) -> Iterator[Transform]:
+def _affine(L: Lowered, tree: LoopTree, deps: Dependences) -> Iterator:
     for loop in tree.loops():
         chain = tree.chain(loop)
         st = _st(loop)
         for inner in chain[1:]:
             yield Interchange(st, loop.row, inner.row)
+        # an inner loop that shares its parent with other statements: split the parent around it,
+        # then interchange (one candidate, so that the search sees the pair's benefit at once)
+        if len(loop.children) > 1:
+            n = len(loop.children)
+            for pos, child in enumerate(loop.children):
+                if isinstance(child, LoopNode):
+                    cuts = tuple(c for c in (pos, pos + 1) if 0 < c < n)
+                    yield (Distribute(st, loop.row, cuts), Interchange(_st(child), loop.row, child.row))
         yield Reverse(st, loop.row)
         if len(chain) >= 2:
             yield from skew_candidates(L, deps, st, [l.row for l in chain[:2]])

@@ -102,15 +102,17 @@ class Schedule:
 
     __slots__ = ("program", "steps", "_lowered")
 
-    def __init__(self, program: Program, steps: tuple = (), _base: Lowered | None = None):
+    def __init__(self, program: Program, steps: tuple = (), _lowered: Lowered | None = None):
         self.program = program
         self.steps = tuple(steps)
-        self._lowered = None
-        if _base is not None and self.steps:
-            self._lowered = self.steps[-1].apply(_base)
+        self._lowered = _lowered
 
-    def then(self, step) -> "Schedule":
-        return Schedule(self.program, self.steps + (step,), self.lowered)
+    def then(self, *steps) -> "Schedule":
+        """This schedule followed by `steps` (lowered incrementally from this one's form)."""
+        L = self.lowered
+        for t in steps:
+            L = t.apply(L)
+        return Schedule(self.program, self.steps + tuple(steps), L)
 
     @property
     def lowered(self) -> Lowered:
