@@ -190,6 +190,76 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
         Path(json_out).write_text(json.dumps(report_json(program, result, evaluator), indent=1))
 
 
+@main.command("datagen")
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--programs", "-n", default=1000, show_default=True, type=click.IntRange(1),
+              help="Synthetic programs to generate and search (seeds start..start+n-1).")
+@click.option("--start", default=0, show_default=True, type=click.IntRange(0), help="First seed.")
+@click.option("--workers", "-j", default=None, type=click.IntRange(1),
+              help="Local worker processes (default: cores // threads).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
+              help="Run the tasks on this existing Dask cluster instead of a local pool.")
+@click.option("--beam", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option("--max-affine", default=2, show_default=True, type=click.IntRange(0, 16))
+@click.option("--per-level", default=5, show_default=True, type=click.IntRange(1),
+              help="Candidates sampled per schedule and level (the search's own candidates).")
+@click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(2, 100))
+@click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
+              help="OMP_NUM_THREADS for every timing (default: all cores).")
+@click.option("--quiet", "-q", is_flag=True)
+@_friendly
+def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
+                beam: int, max_affine: int, per_level: int, repeat: int, threads: int | None,
+                quiet: bool) -> None:
+    """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
+
+    Resumable: run the same command again after an interrupt (even kill -9); finished programs
+    are skipped and measurements already taken are read back from OUT_DIR/memo.sqlite.
+    """
+    import os
+
+    from .datagen.cluster import run_collection
+    from .datagen.collect import CollectConfig, DatasetWriter, config_json
+    from .runtime.machine import default_threads
+
+    threads = threads or default_threads()
+    cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
+                        repeats=repeat, threads=threads)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "config.json").write_text(config_json(cfg))
+    workers = workers or max(1, (os.cpu_count() or 1) // threads)
+    already = DatasetWriter(out_dir).n_points()
+    bar = None
+    if not quiet:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        bar = Progress(TextColumn("datagen"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("{task.fields[points]} points, {task.fields[rate]:.1f} points/s"),
+                       TimeRemainingColumn(), console=Console(stderr=True))
+        bar.__enter__()
+        task = bar.add_task("datagen", total=programs, points=already, rate=0.0)
+
+    def on_program(stats, total):
+        if bar is not None:
+            bar.update(task, total=total, completed=stats.programs, points=already + stats.points,
+                       rate=stats.points_per_second)
+
+    try:
+        stats = run_collection(range(start, start + programs), cfg, workers, scheduler, on_program)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    click.echo(f"{stats.programs} programs, {stats.points} points ({stats.measured} measured) in "
+               f"{stats.seconds:.0f} s: {stats.points_per_second:.2f} measured points/s; "
+               f"dataset now {DatasetWriter(out_dir).n_points()} points")
+    if stats.wrong:
+        click.echo(f"WARNING: {len(stats.wrong)} candidates computed wrong outputs (a looper bug):", err=True)
+        for w in stats.wrong[:20]:
+            click.echo(f"  {w}", err=True)
+    if stats.errors:
+        click.echo(f"{len(stats.errors)} programs failed (see {out_dir}/errors.log)", err=True)
+
+
 class _Progress:
     """A rich progress display on stderr (levels and candidates measured), or nothing."""
 

@@ -60,29 +60,67 @@ def build_key(source: str, flags: tuple[str, ...], cc: str = "gcc") -> str:
     return h.hexdigest()[:24]
 
 
-def compile_c(source: str, flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
-              defines: tuple[str, ...] = ("POLYBENCH_TIME",), timeout: float = 600) -> Binary:
-    """Compile a C program (cached).  `defines` become -D flags and are part of the key."""
-    all_flags = tuple(flags) + tuple(f"-D{d}" for d in defines)
-    key = build_key(source, all_flags, cc)
+def _gcc(cmd: list[str], timeout: float, what: str) -> None:
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"{cmd[0]} took longer than {timeout:.0f} s") from None
+    if res.returncode != 0:
+        msg = "\n".join(res.stderr.strip().splitlines()[:30])
+        raise CompileError(f"{cmd[0]} failed on generated code ({what}):\n{msg}")
+
+
+def _cached(key: str, suffix: str, build) -> Path:
+    """Path of a cached build product, building it (atomically) when absent."""
     out_dir = cache_dir() / "build"
     out_dir.mkdir(parents=True, exist_ok=True)
-    exe = out_dir / f"{key}.bin"
-    if exe.exists():
-        return Binary(exe, key, all_flags)
+    target = out_dir / f"{key}{suffix}"
+    if target.exists():
+        return target
     with tempfile.TemporaryDirectory(prefix="looper-cc-") as tmp:
-        src = Path(tmp) / "prog.c"
-        src.write_text(source)
-        tmp_exe = Path(tmp) / "prog"
-        cmd = [cc, *all_flags, str(src), "-o", str(tmp_exe), "-lm"]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"{cc} took longer than {timeout:.0f} s") from None
-        if res.returncode != 0:
-            msg = "\n".join(res.stderr.strip().splitlines()[:30])
-            raise CompileError(f"{cc} failed on generated code ({' '.join(all_flags)}):\n{msg}")
+        product = build(Path(tmp))
         partial = out_dir / f".{key}.{os.getpid()}.tmp"
-        shutil.copy2(tmp_exe, partial)
-        os.replace(partial, exe)
-    return Binary(exe, key, all_flags)
+        shutil.copy2(product, partial)
+        os.replace(partial, target)
+    return target
+
+
+def compile_c(source: str, flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
+              defines: tuple[str, ...] = ("POLYBENCH_TIME",), timeout: float = 600) -> Binary:
+    """Compile a one-file C program (cached).  `defines` become -D flags, part of the key."""
+    all_flags = tuple(flags) + tuple(f"-D{d}" for d in defines)
+    key = build_key(source, all_flags, cc)
+
+    def build(tmp: Path) -> Path:
+        src = tmp / "prog.c"
+        src.write_text(source)
+        _gcc([cc, *all_flags, str(src), "-o", str(tmp / "prog"), "-lm"], timeout, " ".join(all_flags))
+        return tmp / "prog"
+
+    return Binary(_cached(key, ".bin", build), key, all_flags)
+
+
+def compile_split(common: str, kernels: str, flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
+                  defines: tuple[str, ...] = ("POLYBENCH_TIME",), timeout: float = 600) -> Binary:
+    """Compile a program given as harness + kernels translation units; the harness object is
+    cached on its own, so a batch of candidates only pays for its kernels and the link."""
+    all_flags = tuple(flags) + tuple(f"-D{d}" for d in defines)
+    common_key = build_key(common, all_flags + ("-c",), cc)
+
+    def build_common(tmp: Path) -> Path:
+        src = tmp / "common.c"
+        src.write_text(common)
+        _gcc([cc, *all_flags, "-c", str(src), "-o", str(tmp / "common.o")], timeout, "harness")
+        return tmp / "common.o"
+
+    obj = _cached(common_key, ".o", build_common)
+    key = build_key(common_key + kernels, all_flags, cc)
+
+    def build(tmp: Path) -> Path:
+        src = tmp / "kernels.c"
+        src.write_text(kernels)
+        _gcc([cc, *all_flags, str(src), str(obj), "-o", str(tmp / "prog"), "-lm"], timeout,
+             " ".join(all_flags))
+        return tmp / "prog"
+
+    return Binary(_cached(key, ".bin", build), key, all_flags)

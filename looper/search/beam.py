@@ -10,6 +10,7 @@ levels were decided.
 """
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
@@ -82,6 +83,8 @@ class SearchConfig:
     time_budget: float | None = None  # seconds; the search stops opening levels after it
     min_gain: float = 0.0  # a child replaces its parent only if faster by this fraction (noise guard)
     keep_root: bool = True  # the original stays in the beam as an extra member at every level
+    max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
+    seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
 
 
 def _fingerprint(s: Schedule) -> tuple:
@@ -111,7 +114,12 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
         t0 = time.perf_counter()
         fresh: list[Explored] = []
         for parent, _ in beam:
-            for cand in generate(level, parent, deps):
+            cands = generate(level, parent, deps)
+            if cfg.max_per_parent is not None and len(cands) > cfg.max_per_parent:
+                rng = random.Random(f"{cfg.seed}:{depth}:{parent.key}")
+                keep = sorted(rng.sample(range(len(cands)), cfg.max_per_parent))
+                cands = [cands[k] for k in keep]
+            for cand in cands:
                 steps = cand if isinstance(cand, tuple) else (cand,)
                 key = repr(parent.steps + steps)
                 if key in seen_keys:

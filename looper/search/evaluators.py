@@ -8,19 +8,20 @@ memoized in SQLite (see `looper.runtime.measurements`), so nothing is measured t
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 import statistics
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..codegen.harness import kernel_function, program_c
+from ..codegen.harness import kernel_function, split_program_c
 from ..ir.program import Program
-from ..runtime.compile import OPT_FLAGS, CompileError, compile_c, compiler_id
+from ..runtime.compile import OPT_FLAGS, CompileError, compile_split, compiler_id
 from ..runtime.machine import cpu_model, default_threads, load_average
 from ..runtime.measurements import Measurement, MeasurementStore, measurement_key
 from ..runtime.run import run_binary, status_line
-from ..transforms.schedule import Schedule, original
+from ..transforms.schedule import Schedule
 from .beam import Score
 
 
@@ -31,7 +32,7 @@ class ExecutionEvaluator:
                  flags: tuple[str, ...] = OPT_FLAGS, store: MeasurementStore | None = None,
                  memoize: bool = True, batch_size: int = 8, slow_factor: float = 3.0,
                  timeout_factor: float = 4.0, min_timeout: float = 5.0,
-                 progress: Callable[[int, int], None] | None = None):
+                 progress: Callable[[int, int], None] | None = None, timing_lock=None):
         self.program = program
         self.repeats = repeats
         self.threads = threads or default_threads()
@@ -42,10 +43,13 @@ class ExecutionEvaluator:
         self.timeout_factor = timeout_factor
         self.min_timeout = min_timeout
         self.progress = progress
+        self.timing_lock = timing_lock or contextlib.nullcontext
         self.workdir = Path(tempfile.mkdtemp(prefix="looper-eval-"))
         self.reference = self.workdir / "reference.bin"
         self.baseline: float | None = None
+        self.baseline_times: list[float] = []
         self.best_time: float | None = None
+        self.has_reference = False
         self.measured = 0  # candidates actually run (memo misses)
         self.env = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
 
@@ -80,8 +84,9 @@ class ExecutionEvaluator:
         return cutoff, timeout
 
     def _run(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float) -> Measurement:
-        res = run_binary(binary, variant, self.repeats + 1, timeout=timeout, threads=self.threads,
-                         extra_env=self.env, mode=mode, cutoff=cutoff)
+        with self.timing_lock():
+            res = run_binary(binary, variant, self.repeats + 1, timeout=timeout, threads=self.threads,
+                             extra_env=self.env, mode=mode, cutoff=cutoff)
         load = load_average()
         if res.timed_out:
             return Measurement("timeout", res.times, timeout, f"no result within {timeout:.1f} s", load)
@@ -94,20 +99,32 @@ class ExecutionEvaluator:
             return Measurement("slow", res.times[:1], cutoff, f"first run slower than {cutoff:.3g} s", load)
         return Measurement("ok", res.times[1:] or res.times, cutoff, "", load)
 
-    def _ensure_baseline(self) -> None:
-        """Run the original once per evaluator: its outputs are the reference for every check."""
-        if self.baseline is not None:
-            return
+    def _ensure_baseline(self, need_reference: bool) -> None:
+        """The original's time (from the memo when it has it) and, when a candidate must be
+        checked, its outputs: the reference every candidate's outputs are compared with."""
         root = Schedule(self.program)
-        binary = compile_c(program_c(self.program, [root.lowered]), self.flags)
-        res = run_binary(binary.path, 0, self.repeats + 1, threads=self.threads, extra_env=self.env,
-                         mode=f"save:{self.reference}")
+        key = self._key(self._code(root))
+        if self.baseline is None and self.store is not None:
+            m = self.store.get(key)
+            if m is not None and m.status == "ok" and m.times:
+                self.baseline_times = list(m.times)
+                self.baseline = statistics.median(m.times)
+                self.best_time = self.best_time or self.baseline
+        if self.baseline is not None and (self.has_reference or not need_reference):
+            return
+        binary = compile_split(*split_program_c(self.program, [root.lowered]), self.flags)
+        with self.timing_lock():
+            res = run_binary(binary.path, 0, self.repeats + 1, threads=self.threads, extra_env=self.env,
+                             mode=f"save:{self.reference}")
         if not res.ok:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
-        times = res.times[1:] or res.times
-        self.baseline = statistics.median(times)
-        self.best_time = self.baseline
-        self._record(self._key(self._code(root)), Measurement("ok", times, 0.0, "baseline", load_average()), root)
+        self.has_reference = True
+        if self.baseline is None:
+            times = res.times[1:] or res.times
+            self.baseline_times = list(times)
+            self.baseline = statistics.median(times)
+            self.best_time = self.baseline
+            self._record(key, Measurement("ok", times, 0.0, "baseline", load_average()), root)
 
     def _score(self, m: Measurement) -> Score:
         if m.status in ("ok", "slow") and m.times:
@@ -119,12 +136,12 @@ class ExecutionEvaluator:
 
     # -- the protocol -----------------------------------------------------------------------------
     def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
-        self._ensure_baseline()
+        self._ensure_baseline(need_reference=False)
         out: list[Score | None] = [None] * len(schedules)
         pending: list[tuple[int, Schedule, str]] = []
         for k, s in enumerate(schedules):
             if not s.steps:
-                out[k] = Score(1.0, "ok", "original", [self.baseline])
+                out[k] = Score(1.0, "ok", "original", list(self.baseline_times))
                 continue
             key = self._key(self._code(s))
             m = self.store.get(key) if self.store is not None else None
@@ -133,11 +150,12 @@ class ExecutionEvaluator:
             else:
                 pending.append((k, s, key))
         done = 0
+        if pending:
+            self._ensure_baseline(need_reference=True)
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start:start + self.batch_size]
-            source = program_c(program, [original(program)] + [s.lowered for _, s, _ in batch])
             try:
-                binary = compile_c(source, self.flags)
+                binary = compile_split(*split_program_c(program, [s.lowered for _, s, _ in batch]), self.flags)
             except CompileError as e:
                 for k, s, key in batch:
                     m = Measurement("compile-error", [], 0.0, str(e).splitlines()[0], load_average())
@@ -146,7 +164,7 @@ class ExecutionEvaluator:
                 continue
             for j, (k, s, key) in enumerate(batch):
                 cutoff, timeout = self._limits()
-                m = self._run(binary.path, j + 1, f"check:{self.reference}", cutoff, timeout)
+                m = self._run(binary.path, j, f"check:{self.reference}", cutoff, timeout)
                 self.measured += 1
                 self._record(key, m, s)
                 out[k] = self._score(m)

@@ -1,0 +1,169 @@
+"""Search-driven data collection: every candidate the beam search measures becomes a data point.
+
+As in LOOPer, the samples are the search's own candidates on random synthetic programs, not random
+sequences.  The dataset keeps raw facts (program source, sizes, the transformation sequence as
+JSON, every measured time, the original's times, legality, machine, compiler, flags, threads,
+load), never features, so features can change without measuring again.
+
+Storage is append-only Parquet parts (`points-NNNNN.parquet`, each written to a temporary name and
+renamed, so a part is either whole or absent).  Each measurement is also committed to the
+dataset's SQLite memo as soon as it is taken: after `kill -9`, a restart skips programs already in
+a part and replays the interrupted program's search from the memo, so nothing is lost and nothing
+is measured twice.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..lang.parse import parse_source
+from ..poly.deps import compute_dependences
+from ..runtime.compile import OPT_FLAGS, compiler_id
+from ..runtime.machine import cpu_model, load_average
+from ..runtime.measurements import MeasurementStore
+from ..search.beam import SearchConfig, beam_search
+from ..search.evaluators import ExecutionEvaluator
+from .synth import synth_program
+
+SCHEMA = pa.schema([
+    ("program", pa.string()),
+    ("seed", pa.int64()),
+    ("source", pa.string()),
+    ("size", pa.string()),
+    ("sizes", pa.string()),  # JSON
+    ("sequence", pa.string()),  # JSON list of transformations
+    ("description", pa.string()),
+    ("level", pa.string()),
+    ("legal", pa.bool_()),
+    ("reason", pa.string()),  # why isl rejected it, or why it failed
+    ("status", pa.string()),  # ok | slow | timeout | crash | wrong | compile-error | illegal
+    ("times", pa.list_(pa.float64())),
+    ("baseline_times", pa.list_(pa.float64())),
+    ("speedup", pa.float64()),
+    ("spread", pa.float64()),  # (max - min) / median of the repeats
+    ("cpu", pa.string()),
+    ("compiler", pa.string()),
+    ("flags", pa.string()),
+    ("threads", pa.int64()),
+    ("loadavg", pa.float64()),
+    ("created", pa.float64()),
+])
+
+
+@dataclass(frozen=True)
+class CollectConfig:
+    """Everything a worker needs to collect one program (picklable, for process pools and Dask)."""
+
+    out_dir: str
+    beam: int = 2
+    max_affine: int = 2
+    max_fusion: int = 2
+    max_per_parent: int = 5
+    repeats: int = 3
+    threads: int = 2
+    target_low: float = 1e6
+    target_high: float = 1.5e7
+    lock_path: str = os.path.join(tempfile.gettempdir(), "looper-timing.lock")
+    memo_name: str = "memo.sqlite"
+
+
+@contextlib.contextmanager
+def machine_lock(path: str):
+    """Timing runs one at a time on a machine, whichever process (or Dask worker) asks."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
+    """Search one synthetic program with the measuring evaluator; one row per explored candidate."""
+    source = synth_program(seed, target=(cfg.target_low, cfg.target_high))
+    name = f"synth{seed}"
+    program = parse_source(source, f"{name}.py", "DEFAULT")
+    deps = compute_dependences(program)
+    memo_dir = Path(cfg.out_dir)
+    memo_dir.mkdir(parents=True, exist_ok=True)
+    store = MeasurementStore(memo_dir / cfg.memo_name)
+    ev = ExecutionEvaluator(program, repeats=cfg.repeats, threads=cfg.threads, store=store,
+                            timing_lock=lambda: machine_lock(cfg.lock_path))
+    try:
+        result = beam_search(program, deps, ev, SearchConfig(
+            beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion, min_gain=0.02,
+            max_per_parent=cfg.max_per_parent, seed=seed))
+    finally:
+        ev.close()
+        store.close()
+    common = dict(program=name, seed=seed, source=source, size=program.size_label,
+                  sizes=json.dumps(program.sizes), baseline_times=list(ev.baseline_times),
+                  cpu=cpu_model(), compiler=compiler_id(), flags=" ".join(OPT_FLAGS),
+                  threads=cfg.threads)
+    rows = []
+    for e in result.explored:
+        sc = e.score
+        times = list(sc.times) if sc else []
+        spread = (max(times) - min(times)) / statistics.median(times) if len(times) > 1 else 0.0
+        rows.append(dict(
+            common, sequence=json.dumps(e.schedule.to_json()), description=e.description, level=e.level,
+            legal=e.rejected is None, reason=e.rejected or (sc.detail if sc else ""),
+            status="illegal" if e.rejected else (sc.status if sc else "unscored"), times=times,
+            speedup=sc.speedup if sc and sc.speedup is not None else float("nan"), spread=spread,
+            loadavg=load_average(), created=time.time()))
+    return rows
+
+
+class DatasetWriter:
+    """Append-only Parquet parts in a directory; knows which programs are already done."""
+
+    def __init__(self, out_dir: str | Path, programs_per_part: int = 5):
+        self.dir = Path(out_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.per_part = programs_per_part
+        self.pending: list[dict] = []
+        self.pending_programs = 0
+
+    def parts(self) -> list[Path]:
+        return sorted(self.dir.glob("points-*.parquet"))
+
+    def done_seeds(self) -> set[int]:
+        done: set[int] = set()
+        for p in self.parts():
+            done.update(pq.read_table(p, columns=["seed"]).column("seed").to_pylist())
+        return done
+
+    def n_points(self) -> int:
+        return sum(pq.ParquetFile(p).metadata.num_rows for p in self.parts())
+
+    def add(self, rows: list[dict]) -> None:
+        self.pending.extend(rows)
+        self.pending_programs += 1
+        if self.pending_programs >= self.per_part:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        existing = self.parts()
+        n = int(existing[-1].stem.split("-")[1]) + 1 if existing else 0
+        path = self.dir / f"points-{n:05d}.parquet"
+        tmp = self.dir / f".points-{n:05d}.{os.getpid()}.tmp"
+        pq.write_table(pa.Table.from_pylist(self.pending, schema=SCHEMA), tmp, compression="zstd")
+        os.replace(tmp, path)
+        self.pending = []
+        self.pending_programs = 0
+
+
+def config_json(cfg: CollectConfig) -> str:
+    return json.dumps(asdict(cfg), indent=1)

@@ -1,0 +1,360 @@
+"""Random synthetic programs in looper's language, built from the patterns real kernels use.
+
+Patterns: element-wise maps (with transposed reads), stencils (1-D to 3-D, Jacobi pairs or in-place
+Gauss-Seidel, optionally inside a time loop), reductions (matrix-vector, row sums, with their
+initialization in the same nest), matrix products (any loop order, optional triangular bounds and
+scaling statement), deep nests (depth 4-5: batched products, doitgen-like), and copies.  A program
+is a sequence of 1-4 such nests; later nests consume arrays earlier ones produce.  Domains are
+rectangular, triangular or trapezoidal; data are f64, f32 or i32.
+
+Sizes are then scaled so that the kernel executes a target number of statement instances (about
+5-50 ms of work on one core), counted exactly with isl.  The output is source text: what a user
+would write, parsed by the same front end as every other program.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from ..lang.parse import parse_source
+
+SPACE = ("N", "M", "K")
+
+
+@dataclass
+class _Array:
+    name: str
+    dims: tuple[str, ...]  # size names
+    written: bool = False
+    read: bool = False
+
+
+@dataclass
+class _Builder:
+    rng: random.Random
+    dtype: str
+    arrays: dict[str, _Array] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    sizes_used: set[str] = field(default_factory=set)
+    scalars: list[str] = field(default_factory=list)
+    locals: dict[str, str] = field(default_factory=dict)
+    counter: int = 0
+
+    # -- naming ----------------------------------------------------------------------------------
+    def fresh(self, dims: tuple[str, ...], prefix: str = "A") -> _Array:
+        self.counter += 1
+        a = _Array(f"{prefix}{self.counter}", dims)
+        self.arrays[a.name] = a
+        self.sizes_used.update(dims)
+        return a
+
+    def pick_input(self, dims: tuple[str, ...], prefer_written: float = 0.6,
+                   exclude: tuple[_Array, ...] = ()) -> _Array:
+        """An existing array of this shape (a producer's output, preferably) or a fresh input;
+        never one of `exclude` (an in-place product would grow without bound)."""
+        same = [a for a in self.arrays.values() if a.dims == dims and a not in exclude]
+        written = [a for a in same if a.written]
+        if written and self.rng.random() < prefer_written:
+            a = self.rng.choice(written)
+        elif same and self.rng.random() < 0.3:
+            a = self.rng.choice(same)
+        else:
+            a = self.fresh(dims)
+        a.read = True
+        return a
+
+    def output(self, dims: tuple[str, ...]) -> _Array:
+        reuse = [a for a in self.arrays.values() if a.dims == dims and not a.read and a.written]
+        a = self.rng.choice(reuse) if reuse and self.rng.random() < 0.2 else self.fresh(dims)
+        a.written = True
+        return a
+
+    def scalar(self) -> str:
+        if not self.scalars or (len(self.scalars) < 2 and self.rng.random() < 0.3):
+            self.scalars.append(("alpha", "beta")[len(self.scalars)])
+        return self.rng.choice(self.scalars)
+
+    # -- text -------------------------------------------------------------------------------------
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("    " * (depth + 1) + text)
+
+    def const(self) -> str:
+        if self.dtype == "i32":
+            return str(self.rng.choice([2, 3, 5, 7]))
+        return self.rng.choice(["0.5", "0.25", "1.5", "2.0", "0.125", "0.75"])
+
+    def combine(self, terms: list[str]) -> str:
+        """A bounded arithmetic combination of terms."""
+        rng = self.rng
+        if self.dtype == "i32":
+            return f"({' + '.join(terms)}) % 1000" if len(terms) > 1 else f"{terms[0]} % 1000"
+        out = terms[0]
+        for t in terms[1:]:
+            op = rng.choice(["+", "-", "*", "+"])
+            out = f"{out} {op} {t}" if op != "*" else f"{out} * {t}"
+        if rng.random() < 0.15:
+            out = f"sqrt(abs({out}) + 1.0)"
+        elif rng.random() < 0.1:
+            out = f"({out}) / (1.0 + abs({terms[-1]}))"
+        return f"{self.const()} * ({out})" if rng.random() < 0.4 else out
+
+
+def _idx(vars_: tuple[str, ...]) -> str:
+    return ", ".join(vars_)
+
+
+# -- patterns ------------------------------------------------------------------------------------------
+
+def _elementwise(b: _Builder) -> None:
+    rng = b.rng
+    depth = rng.choice([1, 2, 2, 3])
+    dims = tuple(rng.choice(SPACE[:2]) if d == 0 else rng.choice(SPACE) for d in range(depth))
+    vars_ = ("i", "j", "k")[:depth]
+    tri = depth >= 2 and dims[0] == dims[1] and rng.random() < 0.35
+    for d, (v, n) in enumerate(zip(vars_, dims)):
+        if d == 1 and tri:
+            b.emit(d, f"for {v} in range({'i + 1' if rng.random() < 0.5 else f'i, {n}'}):")
+        else:
+            b.emit(d, f"for {v} in range({n}):")
+    out = b.output(dims)
+    terms = [f"{b.pick_input(dims).name}[{_idx(vars_)}]"]
+    if depth >= 2 and dims[0] == dims[1] and rng.random() < 0.4:
+        t = b.pick_input(dims)
+        terms.append(f"{t.name}[{_idx((vars_[1], vars_[0]) + vars_[2:])}]")  # transposed read
+    if rng.random() < 0.5:
+        terms.append(f"{b.pick_input(dims[-1:]).name}[{vars_[-1]}]")
+    if rng.random() < 0.3:
+        terms.append(b.scalar())
+    op = "=" if rng.random() < 0.7 else "+="
+    b.emit(depth, f"{out.name}[{_idx(vars_)}] {op} {b.combine(terms)}")
+    if op == "+=":
+        out.read = True
+
+
+def _stencil(b: _Builder) -> None:
+    rng = b.rng
+    nd = rng.choice([1, 2, 2, 3])
+    n = rng.choice(SPACE[:2])
+    dims = (n,) * nd
+    vars_ = ("i", "j", "k")[:nd]
+    timed = rng.random() < 0.6
+    depth = 0
+    if timed:
+        b.sizes_used.add("T")
+        b.emit(0, "for t in range(T):")
+        depth = 1
+    a = b.pick_input(dims, prefer_written=0.5)
+    a.written = True
+    style = rng.choice(["jacobi", "jacobi", "seidel"])
+
+    def neighbours(arr: str) -> list[str]:
+        pts = [vars_]
+        for d in range(nd):
+            for off in (-1, 1):
+                p = list(vars_)
+                p[d] = f"{vars_[d]} {'-' if off < 0 else '+'} 1"
+                pts.append(tuple(p))
+        return [f"{arr}[{_idx(p)}]" for p in pts]
+
+    def nest(target: str, source: str) -> None:
+        for d, v in enumerate(vars_):
+            b.emit(depth + d, f"for {v} in range(1, {n} - 1):")
+        pts = neighbours(source)
+        if b.dtype == "i32":
+            rhs = f"({' + '.join(pts)}) // {len(pts)}"
+        else:
+            w = rng.choice([1.0 / len(pts), 0.9 / len(pts)])
+            rhs = f"{w!r} * ({' + '.join(pts)})"
+        b.emit(depth + nd, f"{target}[{_idx(vars_)}] = {rhs}")
+
+    if style == "seidel":
+        nest(a.name, a.name)
+    else:
+        tmp = b.fresh(dims, prefix="B")
+        tmp.written = tmp.read = True
+        nest(tmp.name, a.name)
+        nest(a.name, tmp.name)
+    a.read = True
+
+
+def _reduction(b: _Builder) -> None:
+    rng = b.rng
+    n, m = rng.choice(SPACE[:2]), rng.choice(SPACE)
+    y = b.output((n,))
+    mat_t = rng.random() < 0.4
+    tri = n == m and rng.random() < 0.3
+    A = b.pick_input((m, n) if mat_t else (n, m))
+    x = b.pick_input((m,), exclude=(y,))
+    b.emit(0, f"for i in range({n}):")
+    init = rng.random() < 0.7
+    if init:
+        b.emit(1, f"{y.name}[i] = {'0' if b.dtype == 'i32' else '0.0'}")
+    else:
+        y.read = True
+    b.emit(1, f"for j in range({'i' if tri else m}):")
+    a_ref = f"{A.name}[j, i]" if mat_t else f"{A.name}[i, j]"
+    prod = f"{a_ref} * {x.name}[j]"
+    if b.dtype == "i32":
+        prod = f"({a_ref} * {x.name}[j]) % 97"
+    b.emit(2, f"{y.name}[i] += {prod}")
+    if rng.random() < 0.3:
+        s = b.scalar()
+        b.emit(1, f"{y.name}[i] = {s} * {y.name}[i]")
+
+
+def _matmul(b: _Builder) -> None:
+    rng = b.rng
+    ni, nj, nk = (rng.choice(SPACE) for _ in range(3))
+    C = b.output((ni, nj))
+    A = b.pick_input((ni, nk), exclude=(C,))
+    B = b.pick_input((nk, nj), exclude=(C,))
+    order = rng.choice([("i", "j", "k"), ("i", "k", "j"), ("k", "i", "j"), ("j", "i", "k"), ("i", "j", "k")])
+    extent = {"i": ni, "j": nj, "k": nk}
+    tri_k = ni == nk and rng.random() < 0.25 and order.index("i") < order.index("k")
+    scale = rng.random() < 0.5 and order[0] in ("i", "j")
+    b.emit(0, f"for {order[0]} in range({extent[order[0]]}):")
+    if scale:
+        other = "j" if order[0] == "i" else "i"
+        b.emit(1, f"for {other} in range({extent[other]}):")
+        b.emit(2, f"{C.name}[i, j] *= {b.scalar() if b.dtype != 'i32' else '2'}")
+        C.read = True
+    for d, v in enumerate(order[1:], start=1):
+        bound = extent[v]
+        if v == "k" and tri_k:
+            bound = "i"
+        b.emit(d, f"for {v} in range({bound}):")
+    prod = f"{A.name}[i, k] * {B.name}[k, j]"
+    if b.dtype == "i32":
+        prod = f"({prod}) % 97"
+    b.emit(3, f"{C.name}[i, j] += {prod}")
+    C.read = True
+
+
+def _deep(b: _Builder) -> None:
+    rng = b.rng
+    if rng.random() < 0.5:
+        # doitgen-like: for r, q: { for p: s[p] = 0; for s: s[p] += A[r,q,s]*W[s,p] } ; A[r,q,p] = s[p]
+        A = b.pick_input(("N", "M", "K"), prefer_written=0.3)
+        W = b.pick_input(("K", "K"), exclude=(A,))
+        acc = b.fresh(("K",), prefix="S")
+        acc.written = acc.read = True
+        z = "0" if b.dtype == "i32" else "0.0"
+        b.emit(0, "for r in range(N):")
+        b.emit(1, "for q in range(M):")
+        b.emit(2, "for p in range(K):")
+        b.emit(3, f"{acc.name}[p] = {z}")
+        b.emit(3, "for s in range(K):")
+        prod = f"{A.name}[r, q, s] * {W.name}[s, p]"
+        b.emit(4, f"{acc.name}[p] += {prod if b.dtype != 'i32' else f'({prod}) % 97'}")
+        b.emit(2, "for p in range(K):")
+        b.emit(3, f"{A.name}[r, q, p] = {acc.name}[p]")
+        A.written = True
+        return
+    five = rng.random() < 0.4
+    X = b.output(("N", "M", "K", "K") if five else ("N", "M", "K"))
+    Y = b.pick_input(("N", "M", "K", "K") if five else ("N", "M", "K"), exclude=(X,))
+    W = b.pick_input(("K", "K"), exclude=(X,))
+    vs = ("a", "b", "c", "d", "e") if five else ("a", "b", "c", "d")
+    ext = ("N", "M", "K", "K", "K") if five else ("N", "M", "K", "K")
+    for d, (v, n) in enumerate(zip(vs, ext)):
+        b.emit(d, f"for {v} in range({n}):")
+    out_idx = _idx(vs[:-1])
+    in_idx = _idx(vs[:-2] + (vs[-1],))
+    prod = f"{Y.name}[{in_idx}] * {W.name}[{vs[-1]}, {vs[-2]}]"
+    b.emit(len(vs), f"{X.name}[{out_idx}] += {prod if b.dtype != 'i32' else f'({prod}) % 97'}")
+    X.read = True
+
+
+def _copy(b: _Builder) -> None:
+    n, m = b.rng.choice(SPACE[:2]), b.rng.choice(SPACE)
+    src = b.pick_input((n, m), prefer_written=0.9)
+    dst = b.output((m, n))
+    b.emit(0, f"for i in range({n}):")
+    b.emit(1, f"for j in range({m}):")
+    b.emit(2, f"{dst.name}[j, i] = {src.name}[i, j]")
+
+
+PATTERNS = [(_elementwise, 3), (_stencil, 3), (_reduction, 3), (_matmul, 3), (_deep, 1), (_copy, 1)]
+
+
+# -- whole programs -------------------------------------------------------------------------------------
+
+def _init_value(arr: _Array, dtype: str, salt: int) -> str:
+    vs = ("i", "j", "k", "l")[:len(arr.dims)]
+    coeffs = [3, 7, 11, 13]
+    lin = " + ".join(f"{c} * {v}" for c, v in zip(coeffs, vs)) or "0"
+    mod = 17 + salt % 13
+    if dtype == "i32":
+        return f"({lin} + {salt}) % {mod}"
+    return f"{dtype}(({lin} + {salt}) % {mod}) / {mod}"
+
+
+def render(b: _Builder, sizes: dict[str, int], name: str) -> str:
+    dt = b.dtype
+    used = [s for s in ("N", "M", "K", "T") if s in b.sizes_used]
+    arrays = sorted(b.arrays.values(), key=lambda a: int("".join(c for c in a.name if c.isdigit())))
+    params = [f"{s}: int" for s in used] + [f"{s}: {dt}" for s in b.scalars] + \
+             [f"{a.name}: {dt}[{', '.join(a.dims)}]" for a in arrays]
+    sig = ", ".join(params)
+    init_lines = []
+    for k, s in enumerate(b.scalars):
+        init_lines.append(f"    {s} = {('3', '2')[k] if dt == 'i32' else ('1.5', '0.8')[k]}")
+    for k, a in enumerate(arrays):
+        if not a.read:
+            continue
+        vs = ("i", "j", "k", "l")[:len(a.dims)]
+        for d, (v, n) in enumerate(zip(vs, a.dims)):
+            init_lines.append("    " * (d + 1) + f"for {v} in range({n}):")
+        init_lines.append("    " * (len(vs) + 1) + f"{a.name}[{_idx(vs)}] = {_init_value(a, dt, k)}")
+    outputs = [a.name for a in arrays if a.written]
+    size_entry = ", ".join(f"{s}={sizes[s]}" for s in used)
+    text = [f'"""{name}: synthetic program generated by looper.datagen.synth."""', "",
+            f'SIZES = {{"DEFAULT": dict({size_entry})}}', "", "",
+            f"def init({sig}):", *(init_lines or ["    pass"]), "", "",
+            f"def kernel({sig}):", *b.lines, "", "",
+            f"OUTPUTS = {outputs!r}", ""]
+    return "\n".join(text)
+
+
+def _counts(source: str) -> list[int]:
+    """Instances of each kernel statement (exact, by isl)."""
+    p = parse_source(source, "<synth>", "DEFAULT")
+    return [int(s.domain.count_val().to_python()) for s in p.statements]
+
+
+def synth_program(seed: int, target: tuple[float, float] = (3e6, 3e7), name: str | None = None) -> str:
+    """The source of random program number `seed`, sized to execute a number of statement
+    instances drawn log-uniformly from `target`."""
+    rng = random.Random(seed)
+    dtype = rng.choices(["f64", "f32", "i32"], weights=[6, 3, 1])[0]
+    b = _Builder(rng, dtype)
+    n_nests = rng.choices([1, 2, 3, 4], weights=[4, 4, 2, 1])[0]
+    fns, weights = zip(*PATTERNS)
+    for _ in range(n_nests):
+        rng.choices(fns, weights=weights)[0](b)
+    name = name or f"synth{seed}"
+    # relative size of each dimension, then one scale factor fitted to the target
+    rel = {"N": 1.0, "M": rng.choice([0.5, 0.75, 1.0, 1.25]), "K": rng.choice([0.5, 1.0, 1.5])}
+    t_steps = rng.choice([4, 8, 16, 32])
+    goal = 10 ** rng.uniform(math.log10(target[0]), math.log10(target[1]))
+
+    def sizes_at(scale: float) -> dict[str, int]:
+        out = {s: max(4, int(round(rel[s] * scale))) for s in SPACE}
+        out["T"] = t_steps
+        return out
+
+    # Each statement's instance count grows like c * scale^d: measure c and d at two small scales
+    # (isl counts points by enumeration, too slow at full size) and solve the sum for the goal.
+    s1, s2 = 12.0, 24.0
+    c1, c2 = _counts(render(b, sizes_at(s1), name)), _counts(render(b, sizes_at(s2), name))
+    terms = [(a, math.log(max(b_, 1) / max(a, 1)) / math.log(s2 / s1)) for a, b_ in zip(c1, c2)]
+
+    def predicted(scale: float) -> float:
+        return sum(a * (scale / s1) ** d for a, d in terms)
+
+    lo, hi = 4.0, 4.0e6
+    for _ in range(100):
+        mid = (lo * hi) ** 0.5
+        lo, hi = (mid, hi) if predicted(mid) < goal else (lo, mid)
+    return render(b, sizes_at(hi), name)
