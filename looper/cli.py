@@ -128,8 +128,15 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
               help="Levels of interchange / reversal / skew.")
 @click.option("--max-fusion", default=2, show_default=True, type=click.IntRange(0, 8),
               help="Levels of fusion / distribution.")
-@click.option("--evaluator", "-e", type=click.Choice(["measure"]), default="measure", show_default=True,
-              help="How candidates are scored: 'measure' compiles and times them.")
+@click.option("--evaluator", "-e", type=click.Choice(["model", "measure", "hybrid"]), default="model",
+              show_default=True,
+              help="How candidates are scored: 'model' predicts with the shipped cost model, 'measure' "
+                   "compiles and times every candidate, 'hybrid' searches with the model and measures "
+                   "its --verify-top best candidates.")
+@click.option("--verify-top", default=5, show_default=True, type=click.IntRange(1, 100),
+              help="With --evaluator hybrid: how many of the model's best candidates to measure.")
+@click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
+              help="Cost model weights (default: models/looper-v1.pt, or $LOOPER_MODEL).")
 @click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Timed runs per candidate (after one warm-up run that also checks outputs).")
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
@@ -147,7 +154,8 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_friendly
 def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: int, max_affine: int,
-                 max_fusion: int, evaluator: str, repeat: int, threads: int | None,
+                 max_fusion: int, evaluator: str, verify_top: int, model_path: str | None,
+                 repeat: int, threads: int | None,
                  timeout: float | None, db: str | None, no_memo: bool, output: str | None,
                  json_out: str | None, explain: bool, quiet: bool) -> None:
     """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
@@ -167,18 +175,32 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
     program = load_program(file, size, defines)
     deps = compute_dependences(program)
     store = None if no_memo else MeasurementStore(db)
+    verified = []
     with _Progress(quiet) as progress:
-        ev = ExecutionEvaluator(program, repeats=repeat, threads=threads, store=store,
-                                memoize=not no_memo, progress=progress.candidate)
+        measure = ExecutionEvaluator(program, repeats=repeat, threads=threads, store=store,
+                                     memoize=not no_memo, progress=progress.candidate)
         try:
+            if evaluator == "measure":
+                ev, min_gain = measure, 0.02
+            else:
+                from .costmodel.store import load_model
+                from .search.evaluators import ModelEvaluator
+                model, meta = load_model(model_path)
+                ev, min_gain = ModelEvaluator(program, model, meta), 0.0
             result = beam_search(program, deps, ev,
                                  SearchConfig(beam=beam, max_affine=max_affine, max_fusion=max_fusion,
-                                              time_budget=timeout, min_gain=0.02),
+                                              time_budget=timeout, min_gain=min_gain),
                                  progress=progress.level)
+            if evaluator == "hybrid":
+                from .search.hybrid import verify_top as verify
+                result, verified = verify(program, result, verify_top, measure)
         finally:
-            ev.close()
+            measure.close()
     for line in summary_lines(program, result, evaluator):
         click.echo(line)
+    for v in verified:
+        got = f"{v.measured.speedup:.2f}x" if v.measured.ok else v.measured.status
+        click.echo(f"  verified: predicted {v.predicted:.2f}x, measured {got}: {v.schedule.describe()}")
     if explain:
         click.echo("why candidates were dropped:")
         for line in explain_lines(result):
@@ -187,7 +209,10 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
         Path(output).write_text(program_c(program, [result.best.lowered],
                                           comments=[f"looper: {result.best.describe()}"]))
     if json_out:
-        Path(json_out).write_text(json.dumps(report_json(program, result, evaluator), indent=1))
+        extra = {"verified": [{"sequence": v.schedule.describe(), "predicted": v.predicted,
+                               "measured": v.measured.speedup, "status": v.measured.status}
+                              for v in verified]}
+        Path(json_out).write_text(json.dumps(report_json(program, result, evaluator, extra), indent=1))
 
 
 @main.command("datagen")
@@ -258,6 +283,57 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
             click.echo(f"  {w}", err=True)
     if stats.errors:
         click.echo(f"{len(stats.errors)} programs failed (see {out_dir}/errors.log)", err=True)
+
+
+@main.command("train")
+@click.argument("data", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the weights (a .json with the metadata goes next to it).")
+@click.option("--epochs", default=40, show_default=True, type=click.IntRange(1))
+@click.option("--hidden", default=128, show_default=True, type=click.IntRange(8))
+@click.option("--lr", default=1e-3, show_default=True, type=float)
+@click.option("--rank-weight", default=1.0, show_default=True, type=float,
+              help="Weight of the pairwise ranking term next to MAPE (0: MAPE only).")
+@click.option("--max-spread", default=0.2, show_default=True, type=float,
+              help="Drop points whose repeats spread more than this (fraction of the median).")
+@click.option("--threads", default=2, show_default=True, type=click.IntRange(1))
+@click.option("--seed", default=0, show_default=True, type=int)
+@_friendly
+def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, rank_weight: float,
+              max_spread: float, threads: int, seed: int) -> None:
+    """Train the cost model on DATA (datagen directories or Parquet files).
+
+    Split by program (80/10/10); reports validation and held-out test MAPE, Spearman and nDCG.
+    """
+    import time
+
+    from .costmodel.store import save_model
+    from .costmodel.train import TrainConfig, evaluate, git_revision, load_examples, split_by_program, train
+
+    t0 = time.perf_counter()
+    try:
+        ds = load_examples(data, max_spread=max_spread)
+    except FileNotFoundError as e:
+        raise LooperUsageError(str(e)) from None
+    tr, va, te = split_by_program(ds.examples)
+    click.echo(f"{ds.points} points from {ds.programs} programs ({len(tr)} train / {len(va)} validation / "
+               f"{len(te)} test), featurized in {time.perf_counter() - t0:.0f} s")
+    if not tr or not va:
+        raise LooperUsageError("not enough programs to split into training and validation sets")
+    model, info = train(tr, va, TrainConfig(epochs=epochs, hidden=hidden, lr=lr, rank_weight=rank_weight,
+                                            seed=seed, threads=threads), log=click.echo)
+    metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr)}
+    meta = {"points": ds.points, "programs": ds.programs, "dataset_hash": ds.digest, **ds.meta,
+            "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr,
+            "rank_weight": rank_weight, "max_spread": max_spread, "seed": seed,
+            "train_seconds": round(time.perf_counter() - t0), "history": info["history"]}
+    save_model(model, output, meta)
+    for split in ("validation", "test"):
+        m = metrics[split]
+        if m:
+            click.echo(f"{split}: MAPE {m['mape']:.3f} (constant predictor {m['mape_constant']:.3f}), "
+                       f"Spearman {m['spearman']:.3f}, nDCG {m['ndcg']:.3f} over {m['programs']} programs")
+    click.echo(f"wrote {output}")
 
 
 class _Progress:

@@ -27,7 +27,7 @@ class Score:
     """An evaluator's verdict on one schedule: a speedup over the original, or why there is none."""
 
     speedup: float | None
-    status: str = "ok"  # ok | crash | timeout | wrong | compile-error | slow
+    status: str = "ok"  # ok | predicted | crash | timeout | wrong | compile-error | slow
     detail: str = ""
     times: list[float] = field(default_factory=list)
     predicted: float | None = None

@@ -172,3 +172,39 @@ class ExecutionEvaluator:
                 if self.progress:
                     self.progress(done, len(pending))
         return [o for o in out if o is not None]
+
+
+class ModelEvaluator:
+    """Scores from the learned cost model: predicted speedups, batched over a beam's candidates."""
+
+    name = "model"
+
+    def __init__(self, program: Program, model=None, meta: dict | None = None):
+        from ..costmodel.features import ProgramInfo
+        from ..costmodel.store import load_model
+        if model is None:
+            model, meta = load_model()
+        self.model = model
+        self.meta = meta or {}
+        self.info = ProgramInfo(program)
+        self.predicted = 0
+
+    def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
+        from ..costmodel.features import featurize
+        out: list[Score | None] = [None] * len(schedules)
+        todo = []
+        for k, s in enumerate(schedules):
+            if not s.steps:
+                out[k] = Score(1.0, "ok", "original", predicted=1.0)
+            else:
+                todo.append(k)
+        if todo:
+            feats = [featurize(schedules[k], self.info) for k in todo]
+            preds = self.model.predict(feats)
+            self.predicted += len(todo)
+            for k, p in zip(todo, preds):
+                out[k] = Score(float(p), "predicted", "", predicted=float(p))
+        return [o for o in out if o is not None]
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,405 @@
+"""Program + schedule -> the cost model's input: a tree of computation and loop feature vectors.
+
+After LOOPer: per computation, its iteration-domain constraints, its access matrices (with buffer
+ids), its expression as a post-order sequence of typed operations, and the sequence of the
+transformations applied to it; per loop its extent and tags; the loop tree; the root nests.
+Beyond LOOPer, each access carries the address stride of every loop of the *transformed* nest
+(cheap to compute exactly from the schedule, and the first thing locality depends on).
+
+Every vector is described by a `Layout` of named fields, so code reads `layout["extent"]`, never
+a magic offset.  `FEATURE_VERSION` changes whenever a layout or a definition changes: a model
+trained on another version is refused.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import islpy as isl
+import numpy as np
+
+from ..ir.program import (
+    Binary, Call, Cast, Const, DType, Expr, IterRef, Load, Program, Select, SizeRef, Statement, Unary,
+)
+from ..transforms.schedule import Lowered, Row, Schedule
+from ..transforms.tree import LoopNode, loop_tree
+
+FEATURE_VERSION = 3
+
+MAX_ITERS = 6        # statement depth (PolyBench <= 4, synthetic <= 5)
+MAX_LOOPS = 10       # loops around a statement after tiling
+MAX_CONSTRAINTS = 14
+MAX_ACCESSES = 16
+MAX_ARRAY_DIMS = 4
+MAX_BUFFERS = 16
+
+
+class Layout:
+    """Named slices of a flat feature vector."""
+
+    def __init__(self, fields_: list[tuple[str, int]]):
+        self.slices: dict[str, slice] = {}
+        at = 0
+        for name, width in fields_:
+            self.slices[name] = slice(at, at + width)
+            at += width
+        self.width = at
+
+    def __getitem__(self, name: str) -> slice:
+        return self.slices[name]
+
+    def new(self) -> np.ndarray:
+        return np.zeros(self.width, dtype=np.float32)
+
+
+DTYPES = [d for d in DType]
+OPS = ["load", "const", "iter", "size", "+", "-", "*", "/", "//", "%", "neg", "not", "<", "<=", ">",
+       ">=", "==", "!=", "&&", "||", "select", "sqrt", "exp", "pow", "abs", "min", "max", "cast",
+       "=", "+=", "-=", "*=", "/="]
+KINDS = ["interchange", "reverse", "skew", "shift", "fuse", "distribute", "parallelize", "tile", "unroll"]
+
+EXPR = Layout([("op", len(OPS)), ("dtype", len(DTYPES)), ("access", 1), ("value", 1)])
+TRANSFORM = Layout([("kind", len(KINDS)), ("levels", 3), ("matrix", 9), ("sizes", 3), ("factor", 1),
+                    ("shift", 3), ("depth", 1), ("cuts", 1)])
+ACCESS = Layout([("present", 1), ("write", 1), ("buffer", MAX_BUFFERS), ("rank", 1),
+                 ("index", MAX_ARRAY_DIMS * (MAX_ITERS + 1)), ("stride", MAX_LOOPS),
+                 ("inner_stride", 1), ("footprint", 1)])
+COMP = Layout([
+    ("dtype", len(DTYPES)), ("depth", 1), ("n_loads", 1), ("n_ops", 1), ("instances", 1),
+    ("domain", MAX_CONSTRAINTS * (MAX_ITERS + 2)),
+    ("schedule", MAX_LOOPS * (MAX_ITERS + 2)),
+    ("accesses", MAX_ACCESSES * ACCESS.width),
+    ("parallel", MAX_LOOPS), ("tiled", MAX_LOOPS), ("unrolled", MAX_LOOPS),
+    ("fused", 1), ("distributed", 1), ("shifted", 1), ("skewed", 1), ("interchanged", 1), ("reversed", 1),
+])
+LOOP = Layout([("extent", 1), ("level", 1), ("parallel", 1), ("tile", 1), ("point", 1), ("unroll", 1),
+               ("innermost", 1), ("n_comps", 1), ("n_loops", 1), ("skewed", 1)])
+
+
+def slog(x: float) -> float:
+    """Signed log: keeps huge constants (sizes) in a range a network can use."""
+    return math.copysign(math.log1p(abs(x)), x)
+
+
+@dataclass
+class CompFeatures:
+    vector: np.ndarray  # COMP layout
+    expression: np.ndarray  # [n, EXPR.width]
+    transforms: np.ndarray  # [n, TRANSFORM.width] (possibly n = 0)
+
+
+@dataclass
+class LoopFeatures:
+    vector: np.ndarray  # LOOP layout
+    children: list = field(default_factory=list)  # ("comp", index) or ("loop", LoopFeatures)
+
+
+@dataclass
+class ProgramFeatures:
+    comps: list[CompFeatures]
+    roots: list  # ("comp", index) or ("loop", LoopFeatures)
+
+    def signature(self) -> tuple:
+        """Tree shape plus sequence lengths: samples with equal signatures batch together."""
+        def sig(node):
+            kind, x = node
+            return ("c", x) if kind == "comp" else ("l",) + tuple(sig(c) for c in x.children)
+        return (tuple(sig(r) for r in self.roots),
+                tuple((len(c.expression), len(c.transforms)) for c in self.comps))
+
+
+# -- per program (cached across candidates) ------------------------------------------------------
+
+class ProgramInfo:
+    """What featurization needs from a program that no schedule changes: computed once."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.buffers = {name: k for k, name in enumerate(program.arrays)}
+        self.bounds: dict[str, list[tuple[int, int]]] = {}
+        self.instances: dict[str, int] = {}
+        self.domain_rows: dict[str, np.ndarray] = {}
+        self.expr: dict[str, np.ndarray] = {}
+        for st in program.statements:
+            hull = st.domain.simple_hull() if st.depth else None
+            bb = []
+            for d in range(st.depth):
+                lo = st.domain.dim_min_val(d).to_python()
+                hi = st.domain.dim_max_val(d).to_python()
+                bb.append((int(lo), int(hi)))
+            self.bounds[st.name] = bb
+            self.instances[st.name] = _count(st)
+            self.domain_rows[st.name] = _domain_matrix(hull, st.depth)
+            self.expr[st.name] = _expression(st)
+
+
+def _count(st: Statement) -> int:
+    """Instances: exact for small domains, bounding-box product otherwise (isl counts by scanning)."""
+    box = 1
+    for d in range(st.depth):
+        box *= int(st.domain.dim_max_val(d).to_python()) - int(st.domain.dim_min_val(d).to_python()) + 1
+    if box <= 200_000:
+        return int(st.domain.count_val().to_python())
+    return box
+
+
+def _domain_matrix(hull, depth: int) -> np.ndarray:
+    """Constraints of the domain's hull: [coefficients over the iterators, constant, is-equality]."""
+    out = np.zeros((MAX_CONSTRAINTS, MAX_ITERS + 2), dtype=np.float32)
+    if hull is None:
+        return out
+    for k, c in enumerate(hull.get_constraints()[:MAX_CONSTRAINTS]):
+        for d in range(min(depth, MAX_ITERS)):
+            out[k, d] = int(c.get_coefficient_val(isl.dim_type.set, d).to_python())
+        out[k, MAX_ITERS] = slog(int(c.get_constant_val().to_python()))
+        out[k, MAX_ITERS + 1] = 1.0 if c.is_equality() else 0.0
+    return out
+
+
+def _expression(st: Statement) -> np.ndarray:
+    """Post-order typed operation sequence of the statement (value, then the assignment)."""
+    toks: list[np.ndarray] = []
+    read_k = [1]
+
+    def tok(op: str, dt: DType, access: float = 0.0, value: float = 0.0):
+        v = EXPR.new()
+        v[EXPR["op"].start + OPS.index(op)] = 1
+        v[EXPR["dtype"].start + DTYPES.index(dt)] = 1
+        v[EXPR["access"]] = access
+        v[EXPR["value"]] = value
+        toks.append(v)
+
+    def visit(e: Expr):
+        if isinstance(e, Const):
+            tok("const", e.dtype, value=slog(float(e.value)))
+        elif isinstance(e, IterRef):
+            tok("iter", DType.I32)
+        elif isinstance(e, SizeRef):
+            tok("size", DType.I32)
+        elif isinstance(e, Load):
+            k = read_k[0]
+            read_k[0] += 1
+            tok("load", e.dtype, access=min(k, MAX_ACCESSES) / MAX_ACCESSES)
+        elif isinstance(e, Unary):
+            visit(e.operand)
+            tok("neg" if e.op == "-" else "not", e.dtype)
+        elif isinstance(e, Binary):
+            visit(e.left)
+            visit(e.right)
+            tok(e.op, e.dtype)
+        elif isinstance(e, Select):
+            visit(e.cond)
+            visit(e.then)
+            visit(e.orelse)
+            tok("select", e.dtype)
+        elif isinstance(e, Call):
+            for a in e.args:
+                visit(a)
+            tok(e.fn, e.dtype)
+        elif isinstance(e, Cast):
+            visit(e.operand)
+            tok("cast", e.dtype)
+
+    if st.body.op != "=":
+        read_k[0] = 2  # the target's own read is access 1
+    visit(st.body.value)
+    tok(st.body.op, st.body.target.dtype, access=0.0)
+    return np.stack(toks)
+
+
+# -- per candidate ----------------------------------------------------------------------------------
+
+def _loop_rows(rows: tuple[Row, ...]) -> list[int]:
+    return [k for k, r in enumerate(rows) if not r.is_constant]
+
+
+def _inverse_steps(st: Statement, rows: tuple[Row, ...], loop_rows: list[int]) -> np.ndarray:
+    """Iterator change per unit step of each loop row (columns of T^-1 for the point loops).
+
+    The point (untiled) rows of a statement form a unimodular matrix T over its iterators; a step
+    of loop row r moves the iterators by T^-1 e_r.  Tile rows step by `div` point iterations."""
+    n = st.depth
+    out = np.zeros((len(loop_rows), n))
+    if n == 0:
+        return out
+    point = [k for k in loop_rows if rows[k].div == 1]
+    T = np.array([rows[k].coeffs for k in point], dtype=float)
+    if T.shape != (n, n):
+        return out
+    try:
+        inv = np.linalg.inv(T)
+    except np.linalg.LinAlgError:
+        return out
+    for j, k in enumerate(loop_rows):
+        r = rows[k]
+        if r.div == 1:
+            out[j] = inv[:, point.index(k)]
+        else:  # a tile loop: find the point row with the same coefficients
+            same = [p for p in point if rows[p].coeffs == r.coeffs]
+            if same:
+                out[j] = inv[:, point.index(same[0])] * r.div
+    return out
+
+
+def featurize(schedule: Schedule, info: ProgramInfo | None = None) -> ProgramFeatures:
+    program = schedule.program
+    info = info or ProgramInfo(program)
+    L = schedule.lowered
+    tree = loop_tree(L)
+    comps: list[CompFeatures] = []
+    index = {}
+    history = _history(schedule)
+    for k, st in enumerate(program.statements):
+        index[st.name] = k
+        comps.append(_comp(st, L, info, history.get(st.name, [])))
+    roots = [_node(n, L, info, index, 0) for n in tree.roots]
+    return ProgramFeatures(comps, roots)
+
+
+def _node(n, L: Lowered, info: ProgramInfo, index: dict[str, int], level: int):
+    if isinstance(n, str):
+        return ("comp", index[n])
+    v = LOOP.new()
+    st = min(n.statements, key=lambda s: int(s[1:]))
+    row = L.rows[st][n.row]
+    extent = 0.0
+    for s in n.statements:
+        r = L.rows[s][n.row]
+        bb = info.bounds[s]
+        span = sum(abs(c) * (hi - lo) for c, (lo, hi) in zip(r.coeffs, bb))
+        extent = max(extent, span / r.div + 1)
+    v[LOOP["extent"]] = slog(extent)
+    v[LOOP["level"]] = level
+    v[LOOP["parallel"]] = float(any((s, n.row) in L.parallel for s in n.statements))
+    v[LOOP["tile"]] = math.log2(row.div) if row.div > 1 else 0.0
+    v[LOOP["point"]] = float(row.div == 1 and any(
+        L.rows[st][k].div > 1 and L.rows[st][k].coeffs == row.coeffs for k in range(n.row)))
+    f = max((L.unroll_factor(s, n.row) for s in n.statements), default=0)
+    v[LOOP["unroll"]] = math.log2(f) if f else 0.0
+    v[LOOP["innermost"]] = float(n.is_innermost)
+    v[LOOP["n_comps"]] = sum(isinstance(c, str) for c in n.children)
+    v[LOOP["n_loops"]] = len(n.loops)
+    v[LOOP["skewed"]] = float(sum(1 for c in row.coeffs if c) > 1)
+    children = [_node(c, L, info, index, level + 1) for c in n.children]
+    return ("loop", LoopFeatures(v, children))
+
+
+def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: list[np.ndarray]) -> CompFeatures:
+    v = COMP.new()
+    program = info.program
+    dt = st.body.target.dtype
+    v[COMP["dtype"].start + DTYPES.index(dt)] = 1
+    v[COMP["depth"]] = st.depth
+    v[COMP["n_loads"]] = len(st.accesses) - 1
+    expr = info.expr[st.name]
+    v[COMP["n_ops"]] = len(expr)
+    v[COMP["instances"]] = slog(info.instances[st.name])
+    v[COMP["domain"]] = info.domain_rows[st.name].ravel()
+    rows = L.rows[st.name]
+    loops = _loop_rows(rows)[:MAX_LOOPS]
+    sched = np.zeros((MAX_LOOPS, MAX_ITERS + 2), dtype=np.float32)
+    for j, k in enumerate(loops):
+        r = rows[k]
+        sched[j, :st.depth] = r.coeffs[:MAX_ITERS]
+        sched[j, MAX_ITERS] = slog(r.const)
+        sched[j, MAX_ITERS + 1] = math.log2(r.div)
+        v[COMP["parallel"].start + j] = float((st.name, k) in L.parallel)
+        v[COMP["tiled"].start + j] = math.log2(r.div) if r.div > 1 else 0.0
+        f = L.unroll_factor(st.name, k)
+        v[COMP["unrolled"].start + j] = math.log2(f) if f else 0.0
+    v[COMP["schedule"]] = sched.ravel()
+    steps = _inverse_steps(st, rows, loops)
+    acc = np.zeros((MAX_ACCESSES, ACCESS.width), dtype=np.float32)
+    for a_k, a in enumerate(st.accesses[:MAX_ACCESSES]):
+        row = acc[a_k]
+        arr = program.arrays[a.array]
+        row[ACCESS["present"]] = 1
+        row[ACCESS["write"]] = float(a.is_write)
+        row[ACCESS["buffer"].start + info.buffers[a.array] % MAX_BUFFERS] = 1
+        row[ACCESS["rank"]] = arr.rank
+        idx = np.zeros((MAX_ARRAY_DIMS, MAX_ITERS + 1), dtype=np.float32)
+        lin = np.zeros(st.depth)
+        mult = 1
+        for d in reversed(range(min(arr.rank, MAX_ARRAY_DIMS))):
+            aff = a.index[d]
+            for i_k, it in enumerate(st.iterators[:MAX_ITERS]):
+                idx[d, i_k] = aff.coeff(it)
+            idx[d, MAX_ITERS] = slog(aff.substitute(program.sizes).const)
+        for d in reversed(range(arr.rank)):
+            for i_k, it in enumerate(st.iterators):
+                lin[i_k] += a.index[d].coeff(it) * mult
+            mult *= arr.extent[d]
+        row[ACCESS["index"]] = idx.ravel()
+        strides = steps @ lin if st.depth else np.zeros(len(loops))
+        for j in range(len(loops)):
+            row[ACCESS["stride"].start + j] = slog(strides[j])
+        if len(loops):
+            row[ACCESS["inner_stride"]] = slog(abs(strides[len(loops) - 1]))
+        row[ACCESS["footprint"]] = slog(math.prod(arr.extent) if arr.rank else 1)
+    v[COMP["accesses"]] = acc.ravel()
+    kinds = {KINDS[int(np.argmax(h[TRANSFORM["kind"]]))] for h in history}
+    v[COMP["fused"]] = float("fuse" in kinds)
+    v[COMP["distributed"]] = float("distribute" in kinds)
+    v[COMP["shifted"]] = float("shift" in kinds or any(h[TRANSFORM["shift"]].any() for h in history))
+    v[COMP["skewed"]] = float("skew" in kinds)
+    v[COMP["interchanged"]] = float("interchange" in kinds)
+    v[COMP["reversed"]] = float("reverse" in kinds)
+    trans = np.stack(history) if history else np.zeros((0, TRANSFORM.width), dtype=np.float32)
+    return CompFeatures(v, expr, trans)
+
+
+def _history(schedule: Schedule) -> dict[str, list[np.ndarray]]:
+    """Per statement, one vector per transformation that touched it, in order."""
+    out: dict[str, list[np.ndarray]] = {}
+
+    def level(row: int) -> float:
+        return (row - 1) / 2 / MAX_LOOPS
+
+    for t in schedule.steps:
+        v = TRANSFORM.new()
+        v[TRANSFORM["kind"].start + KINDS.index(t.kind)] = 1
+        touched: set[str] = set()
+        if t.kind == "interchange":
+            touched = set(t.statements)
+            v[TRANSFORM["levels"].start:TRANSFORM["levels"].start + 2] = [level(t.row_a), level(t.row_b)]
+        elif t.kind in ("reverse", "shift"):
+            touched = set(t.statements)
+            v[TRANSFORM["levels"].start] = level(t.row)
+            if t.kind == "shift":
+                v[TRANSFORM["shift"].start] = t.amount
+        elif t.kind == "skew":
+            touched = set(t.statements)
+            for j, r in enumerate(t.rows):
+                v[TRANSFORM["levels"].start + j] = level(r)
+            m = np.zeros((3, 3))
+            n = len(t.matrix)
+            m[:n, :n] = t.matrix
+            v[TRANSFORM["matrix"]] = m.ravel()
+        elif t.kind == "fuse":
+            touched = set(t.first) | set(t.second)
+            v[TRANSFORM["levels"].start] = level(t.row)
+            v[TRANSFORM["depth"]] = len(t.shifts)
+            for j, s in enumerate(t.shifts[:3]):
+                v[TRANSFORM["shift"].start + j] = s
+        elif t.kind == "distribute":
+            touched = set(t.statements)
+            v[TRANSFORM["levels"].start] = level(t.row)
+            v[TRANSFORM["cuts"]] = len(t.cuts)
+        elif t.kind == "parallelize":
+            for stmts, row in t.loops:
+                touched |= set(stmts)
+            v[TRANSFORM["levels"].start] = level(t.loops[0][1])
+        elif t.kind == "tile":
+            for stmts, rows, sizes in t.bands:
+                touched |= set(stmts)
+            stmts, rows, sizes = t.bands[0]
+            for j, (r, z) in enumerate(zip(rows, sizes)):
+                v[TRANSFORM["levels"].start + j] = level(r)
+                v[TRANSFORM["sizes"].start + j] = math.log2(z)
+        elif t.kind == "unroll":
+            for stmts, row in t.loops:
+                touched |= set(stmts)
+            v[TRANSFORM["factor"]] = math.log2(t.factor)
+        for s in touched:
+            out.setdefault(s, []).append(v.copy())
+    return out

@@ -1,0 +1,62 @@
+"""Saving and loading model weights with their metadata; `torch.load(weights_only=True)` only.
+
+A weights file holds the state dict and a metadata dict (points, programs, CPU, flags, metrics,
+dataset hash, git revision, feature version, architecture).  The same metadata is written next to
+it as JSON for people.  A model whose feature version differs from the code's is refused.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+
+from ..lang.errors import LooperError
+from .features import FEATURE_VERSION
+from .model import CostModel
+
+DEFAULT_MODEL = "looper-v1.pt"
+
+
+class ModelError(LooperError):
+    """Missing, unreadable or incompatible weights."""
+
+
+def models_dir() -> Path:
+    return Path(__file__).resolve().parent.parent.parent / "models"
+
+
+def default_model_path() -> Path:
+    env = os.environ.get("LOOPER_MODEL")
+    return Path(env) if env else models_dir() / DEFAULT_MODEL
+
+
+def save_model(model: CostModel, path: str | Path, meta: dict) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = dict(meta, feature_version=FEATURE_VERSION, hidden=model.hidden)
+    tmp = path.with_suffix(".tmp")
+    torch.save({"state": model.state_dict(), "meta": meta}, tmp)
+    os.replace(tmp, path)
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+
+
+def load_model(path: str | Path | None = None) -> tuple[CostModel, dict]:
+    path = Path(path) if path else default_model_path()
+    if not path.exists():
+        raise ModelError(f"no cost model at {path} (train one with `looper train`, or use "
+                         f"--evaluator measure)")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unreadable file is the same user-facing problem
+        raise ModelError(f"cannot load cost model {path}: {e}") from None
+    meta = blob.get("meta", {})
+    if meta.get("feature_version") != FEATURE_VERSION:
+        raise ModelError(f"cost model {path} was trained on features version "
+                         f"{meta.get('feature_version')}, this looper computes version {FEATURE_VERSION}: "
+                         f"retrain it (scripts/train.sh)")
+    model = CostModel(hidden=int(meta.get("hidden", 128)))
+    model.load_state_dict(blob["state"])
+    model.eval()
+    return model, meta

@@ -1,0 +1,267 @@
+"""Training the cost model on collected data: examples, split by program, loss, metrics.
+
+Targets are measured speedups over the original (baseline median / candidate median).  Noisy
+points (repeat spread above a threshold) and failed candidates are dropped.  The split is by
+program, so no program is on both sides.  The loss is MAPE on the speedup plus a pairwise
+ranking term within each program (the search only needs the order); metrics are MAPE, and
+per-program Spearman correlation and nDCG.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+
+from ..lang.parse import parse_source
+from ..transforms.schedule import Schedule
+from .features import ProgramFeatures, ProgramInfo, featurize
+from .model import CostModel, collate
+
+
+@dataclass
+class Example:
+    program: str
+    features: ProgramFeatures
+    speedup: float
+
+
+@dataclass
+class Dataset:
+    examples: list[Example]
+    points: int
+    programs: int
+    digest: str
+    meta: dict = field(default_factory=dict)
+
+
+def parquet_files(paths: Iterable[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out += sorted(p.glob("points-*.parquet")) if p.is_dir() else [p]
+    return out
+
+
+def load_examples(paths: Iterable[str | Path], max_spread: float = 0.2,
+                  progress: Callable[[int, int], None] | None = None) -> Dataset:
+    files = parquet_files(paths)
+    if not files:
+        raise FileNotFoundError("no points-*.parquet files in the given paths")
+    digest = hashlib.sha256()
+    table = pa.concat_tables([pq.read_table(f) for f in files])
+    for f in files:
+        digest.update(f.read_bytes())
+    rows = table.to_pylist()
+    keep = [r for r in rows if r["legal"] and r["status"] in ("ok", "slow") and r["speedup"] == r["speedup"]
+            and r["speedup"] > 0 and (r["status"] == "slow" or r["spread"] <= max_spread)]
+    programs: dict[tuple[str, str], tuple] = {}
+    examples: list[Example] = []
+    for k, r in enumerate(keep):
+        key = (r["program"], r["sizes"])
+        if key not in programs:
+            program = parse_source(r["source"], f"{r['program']}.py", r["size"])
+            programs[key] = (program, ProgramInfo(program))
+        program, info = programs[key]
+        sched = Schedule.from_json(program, json.loads(r["sequence"]))
+        examples.append(Example(r["program"], featurize(sched, info), float(r["speedup"])))
+        if progress and k % 500 == 0:
+            progress(k, len(keep))
+    meta = {
+        "cpu": sorted({r["cpu"] for r in rows}), "compiler": sorted({r["compiler"] for r in rows}),
+        "flags": sorted({r["flags"] for r in rows}), "threads": sorted({r["threads"] for r in rows}),
+        "rows": len(rows), "kept": len(keep),
+    }
+    return Dataset(examples, len(keep), len({e.program for e in examples}), digest.hexdigest()[:16], meta)
+
+
+def split_by_program(examples: list[Example], val: float = 0.1, test: float = 0.1
+                     ) -> tuple[list[Example], list[Example], list[Example]]:
+    """Deterministic split on a hash of the program name: a program lands on one side only."""
+    def bucket(name: str) -> float:
+        return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) / 2**32
+
+    tr, va, te = [], [], []
+    for e in examples:
+        b = bucket(e.program)
+        (te if b < test else va if b < test + val else tr).append(e)
+    return tr, va, te
+
+
+# -- metrics ------------------------------------------------------------------------------------------
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    order = np.argsort(x, kind="mergesort")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(len(x))
+    # average ranks of ties
+    vals = x[order]
+    start = 0
+    for k in range(1, len(x) + 1):
+        if k == len(x) or vals[k] != vals[start]:
+            ranks[order[start:k]] = (start + k - 1) / 2
+            start = k
+    return ranks
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) < 2:
+        return float("nan")
+    ra, rb = _ranks(np.asarray(a, float)), _ranks(np.asarray(b, float))
+    if ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def ndcg(pred: np.ndarray, true: np.ndarray, k: int | None = None) -> float:
+    """nDCG of the order `pred` gives, with the true speedups as relevance."""
+    k = k or len(true)
+    disc = 1 / np.log2(np.arange(2, k + 2))
+    dcg = float((np.asarray(true)[np.argsort(-np.asarray(pred), kind="mergesort")][:k] * disc).sum())
+    idcg = float((np.sort(true)[::-1][:k] * disc).sum())
+    return dcg / idcg if idcg > 0 else float("nan")
+
+
+def evaluate(model: CostModel, examples: list[Example]) -> dict:
+    if not examples:
+        return {}
+    pred = model.predict([e.features for e in examples])
+    true = np.array([e.speedup for e in examples])
+    by_prog: dict[str, list[int]] = {}
+    for k, e in enumerate(examples):
+        by_prog.setdefault(e.program, []).append(k)
+    sp, nd = [], []
+    for idx in by_prog.values():
+        if len(idx) >= 3:
+            s = spearman(pred[idx], true[idx])
+            if s == s:
+                sp.append(s)
+            nd.append(ndcg(pred[idx], true[idx]))
+    const = float(np.exp(np.median(np.log(true))))
+    return {
+        "mape": float(np.mean(np.abs(pred - true) / true)),
+        "mape_constant": float(np.mean(np.abs(const - true) / true)),
+        "spearman": float(np.mean(sp)) if sp else float("nan"),
+        "ndcg": float(np.mean(nd)) if nd else float("nan"),
+        "points": len(examples), "programs": len(by_prog),
+    }
+
+
+# -- training -----------------------------------------------------------------------------------------
+
+def _batches(examples: list[Example], batch_programs: int, rng: random.Random) -> list[list[Example]]:
+    """Batches of whole programs, so the ranking term compares candidates of one program."""
+    by_prog: dict[str, list[Example]] = {}
+    for e in examples:
+        by_prog.setdefault(e.program, []).append(e)
+    names = list(by_prog)
+    rng.shuffle(names)
+    return [[e for n in names[k:k + batch_programs] for e in by_prog[n]]
+            for k in range(0, len(names), batch_programs)]
+
+
+def loss_fn(pred_log: torch.Tensor, speedup: torch.Tensor, groups: torch.Tensor,
+            rank_weight: float) -> torch.Tensor:
+    mape = (torch.exp(pred_log) - speedup).abs().div(speedup).mean()
+    if rank_weight <= 0:
+        return mape
+    y = torch.log(speedup)
+    same = groups[:, None] == groups[None, :]
+    diff = y[:, None] - y[None, :]
+    mask = same & (diff > 0.05)  # pairs i faster than j by more than noise
+    if not mask.any():
+        return mape
+    margin = pred_log[:, None] - pred_log[None, :]
+    rank = torch.nn.functional.softplus(-margin[mask]).mean()
+    return mape + rank_weight * rank
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 40
+    hidden: int = 128
+    lr: float = 1e-3
+    weight_decay: float = 1e-5
+    batch_programs: int = 4
+    rank_weight: float = 1.0
+    seed: int = 0
+    threads: int = 2
+
+
+def train(train_set: list[Example], val_set: list[Example], cfg: TrainConfig,
+          log: Callable[[str], None] = print) -> tuple[CostModel, dict]:
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    rng = random.Random(cfg.seed)
+    model = CostModel(hidden=cfg.hidden)
+    model.set_normalization(np.stack([c.vector for e in train_set for c in e.features.comps]),
+                            _loop_vectors(train_set))
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.epochs)
+    best_state, best_score, history = None, -1e9, []
+    for epoch in range(cfg.epochs):
+        model.train()
+        t0 = time.perf_counter()
+        losses = []
+        for batch in _batches(train_set, cfg.batch_programs, rng):
+            names = {n: k for k, n in enumerate(dict.fromkeys(e.program for e in batch))}
+            groups = torch.tensor([names[e.program] for e in batch])
+            y = torch.tensor([e.speedup for e in batch], dtype=torch.float32)
+            pred = model(collate([e.features for e in batch]))
+            loss = loss_fn(pred, y, groups, cfg.rank_weight)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            opt.step()
+            losses.append(float(loss.detach()))
+        sched.step()
+        m = evaluate(model, val_set)
+        score = m.get("spearman", 0) + m.get("ndcg", 0) - 0.1 * m.get("mape", 0)
+        history.append({"epoch": epoch, "loss": statistics.mean(losses), **m})
+        log(f"epoch {epoch + 1:3d}/{cfg.epochs}: loss {statistics.mean(losses):.4f}  val MAPE "
+            f"{m.get('mape', float('nan')):.3f} Spearman {m.get('spearman', float('nan')):.3f} "
+            f"nDCG {m.get('ndcg', float('nan')):.3f}  ({time.perf_counter() - t0:.0f} s)")
+        if score > best_score:
+            best_score = score
+            best_state = {k: v.clone() for k, v in model.state_dict().items()}
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    return model, {"history": history}
+
+
+def _loop_vectors(examples: list[Example]) -> np.ndarray:
+    out = []
+
+    def walk(node):
+        kind, x = node
+        if kind == "loop":
+            out.append(x.vector)
+            for c in x.children:
+                walk(c)
+
+    for e in examples:
+        for r in e.features.roots:
+            walk(r)
+    from .features import LOOP
+    return np.stack(out) if out else np.zeros((1, LOOP.width), np.float32)
+
+
+def git_revision() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, check=False).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+__all__ = ["Example", "Dataset", "load_examples", "split_by_program", "evaluate", "train", "TrainConfig",
+           "spearman", "ndcg", "git_revision"]

@@ -1,0 +1,48 @@
+"""Hybrid search: the model ranks, measurement decides among the model's K best candidates."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.program import Program
+from ..transforms.schedule import Schedule
+from .beam import Score, SearchResult, _fingerprint
+from .evaluators import ExecutionEvaluator
+
+
+@dataclass
+class Verified:
+    schedule: Schedule
+    predicted: float
+    measured: Score
+
+
+def top_candidates(result: SearchResult, k: int) -> list[tuple[Schedule, float]]:
+    """The k best distinct schedules by predicted speedup (the original excluded)."""
+    seen, out = set(), []
+    ranked = sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
+                    key=lambda e: -e.score.speedup)
+    for e in ranked:
+        fp = _fingerprint(e.schedule)
+        if fp in seen:
+            continue
+        seen.add(fp)
+        out.append((e.schedule, e.score.speedup))
+        if len(out) == k:
+            break
+    return out
+
+
+def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator
+               ) -> tuple[SearchResult, list[Verified]]:
+    """Measure the model's k best candidates; the fastest measured one (or the original) wins."""
+    cands = top_candidates(result, k)
+    scores = evaluator.evaluate(program, [Schedule(program)] + [s for s, _ in cands])
+    verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
+    best_s, best_sc = Schedule(program), Score(1.0, "ok", "original", scores[0].times, predicted=1.0)
+    for v in verified:
+        if v.measured.ok and v.measured.status == "ok" and v.measured.speedup > best_sc.speedup:
+            best_s = v.schedule
+            best_sc = Score(v.measured.speedup, "ok", "", v.measured.times, predicted=v.predicted)
+    out = SearchResult(best_s, best_sc, result.explored, result.seconds, result.machinery_seconds,
+                       result.levels)
+    return out, verified
