@@ -71,8 +71,8 @@ class CollectConfig:
     max_per_parent: int = 5
     repeats: int = 3
     threads: int = 2
-    target_low: float = 1e6
-    target_high: float = 1.5e7
+    target_low: float = 3e6
+    target_high: float = 3e7
     lock_path: str = os.path.join(tempfile.gettempdir(), "looper-timing.lock")
     memo_name: str = "memo.sqlite"
 
