@@ -336,6 +336,151 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     click.echo(f"wrote {output}")
 
 
+@main.group("bench")
+def bench_group() -> None:
+    """Benchmark suites (looper against its peers)."""
+
+
+@bench_group.command("polybench")
+@click.option("--kernels", default=None, help="Comma-separated PolyBench names (jacobi-2d or jacobi_2d); default all 30.")
+@click.option("--sizes", default="LARGE", show_default=True, help="Comma-separated datasets, MINI..EXTRALARGE.")
+@click.option("--compare", default="", help="Peers: pluto,polly,graphite,isl (gcc -O3 is always run).")
+@click.option("--evaluator", "-e", type=click.Choice(["model", "measure", "hybrid"]), default=None,
+              help="looper's evaluator (default: model when weights are installed, else measure).")
+@click.option("--beam", default=3, show_default=True, type=click.IntRange(1, 64))
+@click.option("--repeat", default=5, show_default=True, type=click.IntRange(1, 100))
+@click.option("--threads", default=None, type=click.IntRange(1, 1024), help="OMP_NUM_THREADS (default: all cores).")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False))
+@click.option("--csv", "csv_out", default=None, type=click.Path(dir_okay=False))
+@click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False))
+@click.option("--resume", is_flag=True, help="Continue from --json, keeping the kernels it already holds.")
+@click.option("--check-only", is_flag=True, help="Build every system at MINI and compare outputs; no timing.")
+@click.option("--save-baseline", default=None, type=click.Path(dir_okay=False),
+              help="Write looper's speedups as a baseline for later regression runs.")
+@click.option("--baseline", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Exit 1 naming every kernel that regressed against this baseline.")
+@click.option("--tolerance", default=0.10, show_default=True, type=float,
+              help="Allowed relative drop of looper's speedup over gcc before it is a regression.")
+@click.option("--polycc", default=None, type=click.Path(), help="Path of Pluto's polycc (default: on PATH).")
+@click.option("--quiet", "-q", is_flag=True)
+@_friendly
+def bench_polybench(kernels, sizes, compare, evaluator, beam, repeat, threads, json_out, csv_out, plot_out,
+                    resume, check_only, save_baseline, baseline, tolerance, polycc, quiet) -> None:
+    """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table, write JSON/CSV/plot."""
+    import json
+
+    from .bench import peers as peer_mod
+    from .bench import polybench as pb
+    from .costmodel.store import default_model_path
+    from .runtime.machine import default_threads
+
+    names = [k.strip().replace("_", "-") for k in kernels.split(",")] if kernels else pb.ALL_KERNELS
+    for k in names:
+        pb.kernel_file(k)
+    size_list = ["MINI"] if check_only else [s.strip().upper() for s in sizes.split(",") if s.strip()]
+    for s in size_list:
+        if s not in pb.SIZES:
+            raise LooperUsageError(f"--sizes: unknown dataset '{s}' (use {', '.join(pb.SIZES)})")
+    peers_list = [p.strip() for p in compare.split(",") if p.strip()]
+    for p in peers_list:
+        if p not in peer_mod.PEERS:
+            raise LooperUsageError(f"--compare: unknown peer '{p}' (use {', '.join(peer_mod.PEERS)})")
+    if "pluto" in peers_list:
+        peer_mod.find_polycc(polycc)  # stops here, saying what to install, when Pluto is missing
+    if evaluator is None:
+        evaluator = "model" if default_model_path().exists() else "measure"
+    cfg = pb.BenchConfig(names, size_list, peers_list, evaluator=evaluator, beam=beam, repeat=repeat,
+                         threads=threads or default_threads(), check_only=check_only, polycc=polycc)
+    previous = None
+    if resume:
+        if not json_out:
+            raise LooperUsageError("--resume needs --json FILE (the results to continue from)")
+        if Path(json_out).exists():
+            previous = pb.from_json(json.loads(Path(json_out).read_text()))
+
+    def on_result(r, n, total):
+        if json_out:  # written after every kernel: an interrupted suite resumes from here
+            sofar = pb.from_json(json.loads(Path(json_out).read_text())) if Path(json_out).exists() else []
+            keep = [x for x in sofar if (x.kernel, x.size) != (r.kernel, r.size)] + [r]
+            Path(json_out).write_text(json.dumps(pb.to_json(keep, cfg), indent=1))
+        if not quiet:
+            lo = r.systems.get("looper")
+            sp = r.speedup("looper", "gcc")
+            what = f"{sp:.2f}x over gcc" if sp else (lo.status if lo else "?")
+            click.echo(f"[{n}/{total}] {r.kernel} [{r.size}]: looper {what}", err=True)
+
+    results = pb.run_suite(cfg, previous, on_result, log=(lambda s: None) if quiet else
+                           (lambda s: click.echo(s, err=True)))
+    systems = ["gcc", "looper"] + peers_list
+    _print_bench_table(results, systems, check_only)
+    if json_out:
+        Path(json_out).write_text(json.dumps(pb.to_json(results, cfg), indent=1))
+    if csv_out:
+        pb.write_csv(results, csv_out)
+    if plot_out and not check_only:
+        pb.plot(results, systems, plot_out)
+    if save_baseline:
+        Path(save_baseline).write_text(json.dumps(pb.baseline_json(results), indent=1))
+    status = 0
+    if check_only:
+        # wrong outputs and crashes fail the check; a peer that cannot build (isl's scheduler
+        # giving up, a missing compiler) is reported but is not looper's failure
+        bad = [f"{r.kernel}: {s} {x.status} {x.detail}" for r in results for s, x in r.systems.items()
+               if x.status in ("WRONG", "crash", "timeout") or (s in ("looper", "gcc") and x.status != "checked")]
+        for b in bad:
+            click.echo(f"check failed: {b}", err=True)
+        status = 1 if bad else 0
+    if baseline:
+        regs = pb.regressions(results, json.loads(Path(baseline).read_text()), tolerance)
+        for r in regs:
+            click.echo(f"REGRESSION {r}", err=True)
+        status = 1 if regs else status
+    sys.exit(status)
+
+
+def _print_bench_table(results, systems, check_only: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .bench import polybench as pb
+
+    t = Table(title="PolyBench 4.2.1" + (" (outputs checked at MINI, not timed)" if check_only else ""))
+    t.add_column("kernel")
+    t.add_column("size")
+    for s in systems:
+        t.add_column(f"{s} (s)" if not check_only else s, justify="right")
+    peers_ = [s for s in systems if s not in ("gcc", "looper")]
+    if not check_only:
+        t.add_column("looper/gcc", justify="right")
+        for p in peers_:
+            t.add_column(f"looper/{p}", justify="right")
+    t.add_column("looper's sequence")
+    for r in results:
+        cells = []
+        for s in systems:
+            x = r.systems.get(s)
+            if x is None:
+                cells.append("-")
+            elif x.status == "ok":
+                cells.append(f"{x.median:.4f}")
+            else:
+                cells.append(x.status)
+        if not check_only:
+            for over in ["gcc"] + peers_:
+                sp = r.speedup("looper", over)
+                cells.append(f"{sp:.2f}x" if sp else "-")
+        t.add_row(r.kernel, r.size, *cells, r.sequence)
+    if not check_only and results:
+        summ = pb.summary(results, systems)
+        for stat in ("geomean", "median"):
+            row = [stat, ""] + [""] * len(systems)
+            for over in ["gcc"] + peers_:
+                v = summ[over][stat]
+                row.append(f"{v:.2f}x" if v else "-")
+            t.add_row(*row, "")
+    Console(width=None if sys.stdout.isatty() else 200).print(t)
+
+
 class _Progress:
     """A rich progress display on stderr (levels and candidates measured), or nothing."""
 

@@ -20,6 +20,7 @@ _BIN = {
     _OP.and_: ("&&", 2), _OP.and_then: ("&&", 2), _OP.or_: ("||", 1), _OP.or_else: ("||", 1),
 }
 _ATOM = 9
+PARALLEL_MARK = "looper_parallel"
 
 
 def _expr(e: isl.AstExpr) -> tuple[str, int]:
@@ -73,6 +74,7 @@ class KernelPrinter:
         for s, k in lowered.parallel:
             self.parallel_dims.setdefault(s, set()).add(k)
         self.in_parallel = 0
+        self.marked_parallel = False  # set by a "parallel" mark node (isl schedule trees)
         self.iterators: set[str] = set()  # declared once at the top of the kernel function
 
     def ast(self) -> isl.AstNode:
@@ -99,6 +101,8 @@ class KernelPrinter:
             orelse = cgen.Block(self.node(n.if_get_else_node())) if n.if_has_else_node() else None
             return [cgen.If(isl_c(n.if_get_cond()), then, orelse)]
         if t == isl.ast_node_type.mark:
+            if n.mark_get_id().get_name() == PARALLEL_MARK:
+                self.marked_parallel = True
             return self.node(n.mark_get_node())
         if t == isl.ast_node_type.user:
             return [self.user(n.user_get_expr())]
@@ -113,7 +117,9 @@ class KernelPrinter:
         row = int(it[1:])
         stmts = _statements(n)
         pragmas: list[cgen.Generable] = []
-        parallel = self.in_parallel == 0 and any(row in self.parallel_dims.get(s, ()) for s in stmts)
+        parallel = self.in_parallel == 0 and (
+            self.marked_parallel or any(row in self.parallel_dims.get(s, ()) for s in stmts))
+        self.marked_parallel = False
         if parallel:
             inner = sorted(_iterators(n.for_get_body()), key=lambda x: int(x[1:]))
             private = f" private({', '.join(inner)})" if inner else ""
@@ -166,6 +172,15 @@ def _iterators(n: isl.AstNode) -> set[str]:
 
     n.foreach_descendant_top_down(visit)
     return names
+
+
+def kernel_body_from_ast(program: Program, ast: isl.AstNode) -> tuple[list[cgen.Generable], list[str]]:
+    """Print an AST that isl built from a schedule tree (loops under a `PARALLEL_MARK` mark get
+    `omp parallel for`); used for isl's own scheduler as a peer."""
+    from ..transforms.schedule import original
+    p = KernelPrinter(original(program))
+    body = p.node(ast)
+    return body, sorted(p.iterators, key=lambda x: int(x[1:]))
 
 
 def kernel_body(lowered: Lowered) -> tuple[list[cgen.Generable], list[str]]:

@@ -30,6 +30,21 @@ class Dependences:
     def kinds(self) -> dict[str, isl.UnionMap]:
         return {"flow": self.raw, "anti": self.war, "output": self.waw}
 
+    def direct(self, program: Program) -> isl.UnionMap:
+        """The transitive reduction a scheduler wants: value-based flow (last writer), anti
+        dependences up to the next write (writes kill), output dependences to the next write.
+        Respecting these respects every memory-based dependence above."""
+        sched = original(program).union_map.intersect_domain(program.domains())
+        writes = program.access_union(writes=True)
+        reads = program.access_union(writes=False)
+        flow = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes) \
+            .set_schedule_map(sched).compute_flow().get_must_dependence()
+        anti = isl.UnionAccessInfo.from_sink(writes).set_may_source(reads).set_kill(writes) \
+            .set_schedule_map(sched).compute_flow().get_may_dependence()
+        out = isl.UnionAccessInfo.from_sink(writes).set_must_source(writes) \
+            .set_schedule_map(sched).compute_flow().get_must_dependence()
+        return flow.union(anti).union(out).coalesce()
+
     def restricted_to(self, statements: set[str]) -> isl.UnionMap:
         """Dependences between instances of the named statements only."""
         keep = isl.UnionMap.empty(self.all.get_space())

@@ -1,0 +1,239 @@
+"""The systems `looper bench` compares, each turned into a binary of the same PolyBench harness.
+
+Every peer starts from the same `#pragma scop` C that `looper compile` writes (the original
+schedule), so all of them are timed by the same `main`, the same timer and the same output check.
+
+- gcc:      -O3 -march=native (the baseline; always run)
+- looper:   looper's chosen schedule, gcc -O3 -march=native -fopenmp
+- pluto:    polycc --tile --parallel, then gcc -O3 -march=native -fopenmp
+- polly:    clang -O3 -march=native -mllvm -polly -mllvm -polly-parallel -fopenmp
+- graphite: gcc -O3 -march=native -floop-nest-optimize -floop-parallelize-all -ftree-parallelize-loops=N -fopenmp
+- isl:      isl's own Pluto-style scheduler + tiling + parallel loops, printed by looper's codegen
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import islpy as isl
+
+from ..codegen.ast import PARALLEL_MARK, kernel_body_from_ast
+from ..codegen.harness import KernelCode, program_c
+from ..ir.program import Program
+from ..lang.errors import LooperError
+from ..poly.deps import compute_dependences
+from ..runtime.compile import OPT_FLAGS, Binary, CompileError, compile_c
+from ..transforms.schedule import Schedule, original
+
+BASE_FLAGS = ("-O3", "-march=native")
+POLLY_CC = ("clang-19", "clang")
+
+
+@dataclass
+class Build:
+    """What a peer produced: a binary, or why there is none."""
+
+    system: str
+    binary: Binary | None = None
+    status: str = "ok"  # ok | failed | unavailable
+    detail: str = ""
+    info: dict = field(default_factory=dict)
+
+
+class PeerUnavailable(LooperError):
+    """A requested peer cannot run here at all (not installed)."""
+
+
+def original_c(program: Program) -> str:
+    return program_c(program, [original(program)])
+
+
+# -- gcc, looper --------------------------------------------------------------------------------------
+
+def build_gcc(program: Program, defines: tuple[str, ...]) -> Build:
+    return _compile("gcc", original_c(program), BASE_FLAGS, "gcc", defines)
+
+
+def build_looper(program: Program, schedule: Schedule, defines: tuple[str, ...]) -> Build:
+    src = program_c(program, [schedule.lowered], comments=[f"looper: {schedule.describe()}"])
+    b = _compile("looper", src, OPT_FLAGS, "gcc", defines)
+    b.info["sequence"] = schedule.describe()
+    return b
+
+
+def _compile(system: str, source: str, flags: tuple[str, ...], cc: str, defines: tuple[str, ...]) -> Build:
+    try:
+        return Build(system, compile_c(source, flags, cc=cc, defines=defines))
+    except CompileError as e:
+        return Build(system, status="failed", detail=str(e).splitlines()[0][:300])
+
+
+# -- graphite, polly ------------------------------------------------------------------------------------
+
+def graphite_flags(threads: int) -> tuple[str, ...]:
+    return BASE_FLAGS + ("-floop-nest-optimize", "-floop-parallelize-all",
+                         f"-ftree-parallelize-loops={threads}", "-fopenmp")
+
+
+def build_graphite(program: Program, threads: int, defines: tuple[str, ...]) -> Build:
+    return _compile("graphite", original_c(program), graphite_flags(threads), "gcc", defines)
+
+
+POLLY_FLAGS = BASE_FLAGS + ("-mllvm", "-polly", "-mllvm", "-polly-parallel", "-fopenmp")
+
+
+def find_clang() -> str | None:
+    for cc in POLLY_CC:
+        path = shutil.which(cc)
+        if path and _has_polly(path):
+            return path
+    return None
+
+
+def _has_polly(clang: str) -> bool:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "t.c"
+        src.write_text("int main(void){return 0;}\n")
+        r = subprocess.run([clang, "-O1", "-mllvm", "-polly", str(src), "-o", str(Path(tmp) / "t")],
+                           capture_output=True, text=True)
+        return r.returncode == 0
+
+
+def build_polly(program: Program, defines: tuple[str, ...], clang: str | None = None) -> Build:
+    clang = clang or find_clang()
+    if clang is None:
+        return Build("polly", status="unavailable",
+                     detail="no clang with Polly (Debian: apt-get install clang-19 libpolly-19-dev libomp-19-dev)")
+    return _compile("polly", original_c(program), POLLY_FLAGS, clang, defines)
+
+
+# -- pluto ------------------------------------------------------------------------------------------------
+
+PLUTO_MISSING = ("--compare pluto needs Pluto's polycc, which is neither on PyPI nor in Debian: build Pluto "
+                 "0.12/0.13 from https://github.com/bondhugula/pluto (./configure && make) and put polycc on "
+                 "PATH, or pass --polycc /path/to/polycc")
+
+
+def find_polycc(explicit: str | None = None) -> str:
+    """polycc's path, or a PeerUnavailable saying what to install."""
+    if explicit:
+        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+            raise PeerUnavailable(f"--polycc {explicit}: not an executable file")
+        return explicit
+    path = shutil.which("polycc")
+    if path is None:
+        raise PeerUnavailable(PLUTO_MISSING)
+    return path
+
+
+def pluto_command(polycc: str, source: Path, output: Path) -> list[str]:
+    """polycc's command line: tiling and OpenMP parallelization, as the peers table promises."""
+    return [polycc, str(source), "--tile", "--parallel", "-o", str(output)]
+
+
+_TRANSFORM = re.compile(r"^\s*T\((S\d+)\)\s*:\s*(\(.*\))\s*$")
+
+
+def parse_pluto_output(stdout: str, c_text: str | None = None) -> dict:
+    """What Pluto says it did: per-statement transformations (`T(S1): (i, j, k)`), the loops it
+    marked parallel, and whether it tiled."""
+    schedules = {}
+    for line in stdout.splitlines():
+        m = _TRANSFORM.match(line)
+        if m:
+            schedules[m.group(1)] = m.group(2)
+    info: dict = {"transformations": schedules}
+    if c_text is not None:
+        info["parallel_loops"] = len(re.findall(r"#pragma\s+omp\s+parallel\s+for", c_text))
+        info["tiled"] = bool(re.search(r"\b(floord|ceild)\s*\(", c_text))
+        info["has_kernel"] = "kernel_0" in c_text
+    return info
+
+
+def build_pluto(program: Program, defines: tuple[str, ...], polycc: str, timeout: float = 600) -> Build:
+    with tempfile.TemporaryDirectory(prefix="looper-pluto-") as tmp:
+        src = Path(tmp) / f"{program.name}.c"
+        out = Path(tmp) / f"{program.name}.pluto.c"
+        src.write_text(original_c(program))
+        try:
+            r = subprocess.run(pluto_command(polycc, src, out), capture_output=True, text=True,
+                               timeout=timeout, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return Build("pluto", status="failed", detail=f"pluto failed: polycc took over {timeout:.0f} s")
+        if r.returncode != 0 or not out.exists():
+            msg = (r.stderr.strip() or r.stdout.strip()).splitlines()[-1:] or ["no output"]
+            return Build("pluto", status="failed", detail=f"pluto failed: {msg[0][:300]}")
+        text = out.read_text()
+        info = parse_pluto_output(r.stdout, text)
+    b = _compile("pluto", text, OPT_FLAGS, "gcc", defines)
+    b.info.update(info)
+    return b
+
+
+# -- isl's own scheduler ----------------------------------------------------------------------------------
+
+def isl_schedule(program: Program, tile: int = 32) -> isl.Schedule:
+    """isl's Pluto-style schedule (on the direct dependences), its outermost permutable bands
+    tiled, the outermost coincident member of each marked parallel."""
+    deps = compute_dependences(program).direct(program)
+    sc = isl.ScheduleConstraints.on_domain(program.domains()) \
+        .set_validity(deps).set_coincidence(deps).set_proximity(deps)
+    sched = sc.compute_schedule()
+    if sched is None:
+        raise isl.Error("the scheduler found no schedule")
+    node = sched.get_root()
+
+    def process(node: isl.ScheduleNode) -> isl.ScheduleNode:
+        if node.get_type() == isl.schedule_node_type.band:
+            n = node.band_n_member()
+            if node.band_get_permutable() and n >= 2:
+                sizes = isl.MultiVal.zero(node.band_get_space())
+                for k in range(n):
+                    sizes = sizes.set_val(k, isl.Val.int_from_si(node.get_ctx(), tile))
+                node = node.band_tile(sizes)
+            n = node.band_n_member()
+            first = next((k for k in range(n) if node.band_member_get_coincident(k)), None)
+            if first == 0:
+                node = node.insert_mark(isl.Id(PARALLEL_MARK))  # same position: the mark above the band
+            elif first is not None:  # parallel inner member: split the band there, mark the inner part
+                node = node.band_split(first).child(0).insert_mark(isl.Id(PARALLEL_MARK)).parent()
+            return node
+        for k in range(node.n_children()):
+            node = process(node.child(k)).parent()
+        return node
+
+    return process(node).get_schedule()
+
+
+def isl_kernel(program: Program, tile: int = 32) -> KernelCode:
+    sched = isl_schedule(program, tile)
+    ast = isl.AstBuild.from_context(isl.Set("{ : }")).node_from_schedule(sched)
+    body, iterators = kernel_body_from_ast(program, ast)
+    return KernelCode(program, tuple(body), tuple(iterators))
+
+
+ISL_TIMEOUT = 60.0  # isl's scheduler can run for many minutes (heat-3d): it gets a wall-clock budget
+
+
+def build_isl(program: Program, defines: tuple[str, ...], timeout: float = ISL_TIMEOUT) -> Build:
+    """isl's scheduler runs in a child process (`python -m looper.bench.islpeer`) that can be
+    killed when it exceeds its budget."""
+    job = json.dumps({"source": program.source, "path": program.path, "sizes": program.sizes})
+    try:
+        r = subprocess.run([sys.executable, "-m", "looper.bench.islpeer"], input=job, capture_output=True,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Build("isl", status="failed", detail=f"isl scheduler: no schedule within {timeout:.0f} s")
+    if r.returncode != 0:
+        return Build("isl", status="failed", detail=f"isl scheduler: {r.stderr.strip().splitlines()[-1:]}")
+    return _compile("isl", r.stdout, OPT_FLAGS, "gcc", defines)
+
+
+PEERS = ("pluto", "polly", "graphite", "isl")

@@ -1,0 +1,298 @@
+"""`looper bench polybench`: looper against its peers on the PolyBench kernels, measured fairly.
+
+Per (kernel, size): looper searches (with the chosen evaluator); every system is built from the
+same `#pragma scop` C; then, with nothing compiling, each system runs in a fresh process: one
+warm-up run whose outputs are checked against the original's (a mismatch is WRONG and never
+timed), then `repeat` timed runs (median kept, min/max reported), with the OpenMP runtime started
+before the timer and OMP_NUM_THREADS = threads.
+
+Results go to a table, JSON, CSV and a bar chart; `--resume` continues from the JSON; a baseline
+file turns the run into a regression check for CI.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..ir.program import Program
+from ..lang.parse import parse_file
+from ..poly.deps import compute_dependences
+from ..runtime.machine import cpu_model, load_average
+from ..runtime.run import run_binary, status_line
+from ..search.beam import SearchConfig, beam_search
+from ..transforms.schedule import Schedule
+from . import peers
+
+KERNEL_DIR = Path(__file__).resolve().parent.parent.parent / "benchmarks" / "polybench"
+SIZES = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
+ALL_KERNELS = sorted(p.stem.replace("_", "-") for p in KERNEL_DIR.glob("*.py"))
+
+
+@dataclass
+class SystemResult:
+    system: str
+    status: str  # ok | checked | WRONG | crash | timeout | failed | unavailable
+    median: float | None = None
+    min: float | None = None
+    max: float | None = None
+    times: list[float] = field(default_factory=list)
+    detail: str = ""
+
+
+@dataclass
+class KernelResult:
+    kernel: str
+    size: str
+    sequence: str
+    evaluator: str
+    search_seconds: float
+    systems: dict[str, SystemResult]
+
+    def speedup(self, system: str, over: str = "gcc") -> float | None:
+        a, b = self.systems.get(over), self.systems.get(system)
+        if a and b and a.status == "ok" and b.status == "ok" and a.median and b.median:
+            return a.median / b.median
+        return None
+
+
+@dataclass
+class BenchConfig:
+    kernels: list[str]
+    sizes: list[str]
+    compare: list[str]
+    evaluator: str = "model"
+    beam: int = 3
+    repeat: int = 5
+    threads: int = 2
+    check_only: bool = False
+    polycc: str | None = None
+    timeout_factor: float = 20.0
+    min_timeout: float = 60.0
+
+
+def kernel_file(name: str) -> Path:
+    path = KERNEL_DIR / f"{name.replace('-', '_')}.py"
+    if not path.exists():
+        from ..lang.errors import LooperUsageError
+        raise LooperUsageError(f"no PolyBench kernel '{name}' (known: {', '.join(ALL_KERNELS)})")
+    return path
+
+
+def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -> tuple[Schedule, float]:
+    """looper's answer for one program: the search with the requested evaluator."""
+    from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
+    deps = compute_dependences(program)
+    t0 = time.perf_counter()
+    measure = None
+    if evaluator in ("measure", "hybrid"):
+        measure = ExecutionEvaluator(program, threads=threads)
+    try:
+        if evaluator == "measure":
+            result = beam_search(program, deps, measure, SearchConfig(beam=beam, min_gain=0.02))
+        else:
+            result = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=beam))
+            if evaluator == "hybrid":
+                from ..search.hybrid import verify_top
+                result, _ = verify_top(program, result, 5, measure)
+    finally:
+        if measure is not None:
+            measure.close()
+    return result.best, time.perf_counter() - t0
+
+
+def run_kernel(name: str, size: str, cfg: BenchConfig, log: Callable[[str], None] = lambda s: None
+               ) -> KernelResult:
+    program = parse_file(kernel_file(name), size)
+    schedule, search_s = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads)
+    defines = ("POLYBENCH_TIME",)
+    builds = {"gcc": peers.build_gcc(program, defines),
+              "looper": peers.build_looper(program, schedule, defines)}
+    for peer in cfg.compare:
+        if peer == "pluto":
+            builds["pluto"] = peers.build_pluto(program, defines, peers.find_polycc(cfg.polycc))
+        elif peer == "polly":
+            builds["polly"] = peers.build_polly(program, defines)
+        elif peer == "graphite":
+            builds["graphite"] = peers.build_graphite(program, cfg.threads, defines)
+        elif peer == "isl":
+            builds["isl"] = peers.build_isl(program, defines, timeout=20.0 if cfg.check_only else peers.ISL_TIMEOUT)
+    results = _measure(builds, cfg, log)
+    return KernelResult(name, size, schedule.describe(), cfg.evaluator, search_s, results)
+
+
+def _measure(builds: dict[str, peers.Build], cfg: BenchConfig, log: Callable[[str], None]
+             ) -> dict[str, SystemResult]:
+    """Every build compiled already; now run them one after the other (gcc first: its warm-up
+    run saves the reference outputs every other system is checked against)."""
+    out: dict[str, SystemResult] = {}
+    env = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
+    with tempfile.TemporaryDirectory(prefix="looper-bench-") as tmp:
+        ref = Path(tmp) / "reference.bin"
+        base_time: float | None = None
+        for system, b in builds.items():
+            if b.binary is None:
+                out[system] = SystemResult(system, b.status, detail=b.detail)
+                continue
+            mode = f"save:{ref}" if system == "gcc" else f"check:{ref}"
+            repeats = 1 if cfg.check_only else cfg.repeat + 1
+            timeout = max(cfg.min_timeout, cfg.timeout_factor * (base_time or 1.0) * (repeats + 1))
+            res = run_binary(b.binary.path, 0, repeats, timeout=timeout, threads=cfg.threads,
+                             extra_env=env, mode=mode)
+            if system != "gcc" and res.returncode == 4:
+                bad = status_line(res.stdout, "CHECK")
+                out[system] = SystemResult(system, "WRONG", detail=f"{bad} output values differ from gcc's")
+            elif res.timed_out:
+                out[system] = SystemResult(system, "timeout", detail=f"over {timeout:.0f} s")
+            elif not res.ok:
+                out[system] = SystemResult(system, "crash", detail=res.describe_failure())
+                if system == "gcc":
+                    break
+            elif cfg.check_only:
+                out[system] = SystemResult(system, "checked", detail=b.detail)
+            else:
+                times = res.times[1:]
+                med = statistics.median(times)
+                out[system] = SystemResult(system, "ok", med, min(times), max(times), times, b.detail)
+                if system == "gcc":
+                    base_time = med
+            log(f"  {system:9} {out[system].status:8} "
+                + (f"{out[system].median:.6f} s" if out[system].median else out[system].detail))
+    return out
+
+
+# -- the suite --------------------------------------------------------------------------------------------
+
+def run_suite(cfg: BenchConfig, previous: list[KernelResult] | None = None,
+              on_result: Callable[[KernelResult, int, int], None] | None = None,
+              log: Callable[[str], None] = lambda s: None) -> list[KernelResult]:
+    done = {(r.kernel, r.size): r for r in previous or []
+            if set(cfg.compare) <= set(r.systems) and "gcc" in r.systems}
+    todo = [(k, s) for s in cfg.sizes for k in cfg.kernels]
+    results: list[KernelResult] = []
+    for n, (k, s) in enumerate(todo):
+        if (k, s) in done:
+            results.append(done[(k, s)])
+        else:
+            log(f"{k} [{s}]")
+            results.append(run_kernel(k, s, cfg, log))
+        if on_result:
+            on_result(results[-1], n + 1, len(todo))
+    return results
+
+
+def geomean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+
+def summary(results: list[KernelResult], systems: list[str]) -> dict:
+    """Geometric mean and median of looper's speedup over gcc and over each peer."""
+    out = {}
+    for over in ["gcc"] + [s for s in systems if s not in ("gcc", "looper")]:
+        sp = [r.speedup("looper", over) for r in results]
+        sp = [x for x in sp if x]
+        out[over] = {"geomean": geomean(sp), "median": statistics.median(sp) if sp else None, "n": len(sp)}
+    for s in systems:
+        if s in ("gcc",):
+            continue
+        sp = [x for x in (r.speedup(s, "gcc") for r in results) if x]
+        out[f"{s}_over_gcc"] = {"geomean": geomean(sp), "median": statistics.median(sp) if sp else None,
+                                "n": len(sp)}
+    return out
+
+
+# -- files ------------------------------------------------------------------------------------------------
+
+def to_json(results: list[KernelResult], cfg: BenchConfig) -> dict:
+    systems = ["gcc", "looper"] + cfg.compare
+    return {
+        "meta": {"cpu": cpu_model(), "threads": cfg.threads, "repeat": cfg.repeat, "evaluator": cfg.evaluator,
+                 "beam": cfg.beam, "compare": cfg.compare, "check_only": cfg.check_only,
+                 "loadavg": load_average(), "created": time.time()},
+        "results": [asdict(r) for r in results],
+        "summary": summary(results, systems),
+    }
+
+
+def from_json(data: dict) -> list[KernelResult]:
+    out = []
+    for r in data.get("results", []):
+        systems = {k: SystemResult(**v) for k, v in r["systems"].items()}
+        out.append(KernelResult(r["kernel"], r["size"], r["sequence"], r["evaluator"], r["search_seconds"],
+                                systems))
+    return out
+
+
+def write_csv(results: list[KernelResult], path: str | Path) -> None:
+    import csv
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "size", "system", "status", "median_s", "min_s", "max_s", "speedup_over_gcc",
+                    "looper_sequence"])
+        for r in results:
+            for s, x in r.systems.items():
+                sp = r.speedup(s, "gcc")
+                w.writerow([r.kernel, r.size, s, x.status, x.median, x.min, x.max, sp,
+                            r.sequence if s == "looper" else ""])
+
+
+def plot(results: list[KernelResult], systems: list[str], path: str | Path, baseline: str = "gcc") -> None:
+    """Speedup over `baseline`, one group of bars per kernel, log scale (LOOPer's Figure 4)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    shown = [s for s in systems if s != baseline]
+    labels = [f"{r.kernel}" + (f" ({r.size})" if len({x.size for x in results}) > 1 else "") for r in results]
+    fig, ax = plt.subplots(figsize=(max(8, 0.55 * len(results) * max(1, len(shown)) / 1.5), 4.5))
+    width = 0.8 / max(1, len(shown))
+    for j, s in enumerate(shown):
+        vals = [r.speedup(s, baseline) or 0 for r in results]
+        xs = [k + (j - (len(shown) - 1) / 2) * width for k in range(len(results))]
+        ax.bar(xs, [v if v > 0 else float("nan") for v in vals], width, label=s)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel(f"speedup over {baseline} -O3")
+    ax.set_xticks(range(len(results)))
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+    ax.legend(fontsize=8)
+    ax.set_title("PolyBench 4.2.1: speedup over " + baseline)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# -- regression mode ----------------------------------------------------------------------------------------
+
+def baseline_json(results: list[KernelResult]) -> dict:
+    return {"kind": "looper-bench-baseline",
+            "kernels": {f"{r.kernel}/{r.size}": {"speedup": r.speedup("looper", "gcc"),
+                                                 "status": r.systems.get("looper", SystemResult("looper", "?")).status}
+                        for r in results}}
+
+
+def regressions(results: list[KernelResult], baseline: dict, tolerance: float) -> list[str]:
+    """Kernels whose looper speedup over gcc dropped by more than `tolerance`, or whose output
+    became wrong (or stopped building/running)."""
+    out = []
+    known = baseline.get("kernels", {})
+    for r in results:
+        key = f"{r.kernel}/{r.size}"
+        if key not in known:
+            continue
+        was = known[key]
+        now = r.systems.get("looper")
+        status = now.status if now else "missing"
+        if status not in ("ok", "checked") and was.get("status") in ("ok", "checked"):
+            out.append(f"{key}: looper {status} ({now.detail if now else ''})")
+            continue
+        sp, old = r.speedup("looper", "gcc"), was.get("speedup")
+        if sp is not None and old and sp < old * (1 - tolerance):
+            out.append(f"{key}: speedup over gcc {sp:.2f}x, baseline {old:.2f}x "
+                       f"(-{100 * (1 - sp / old):.0f}% > {100 * tolerance:.0f}%)")
+    return out

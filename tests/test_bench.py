@@ -1,0 +1,161 @@
+"""`looper bench polybench`: peers' adapters, WRONG outputs, regression exit codes, --resume."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from looper.bench import peers
+from looper.bench import polybench as pb
+from looper.cli import main
+from looper.lang.parse import parse_file
+from looper.transforms.schedule import Lowered, Schedule
+
+from conftest import kernel_path
+
+PLUTO_STDOUT = """\
+[pluto] Number of statements: 2
+[pluto] Total number of loops: 6
+[pluto] Affine transformations [<iter coeff's> <param> <const>]
+
+T(S1): (t, 2t+i, 2t+i+j)
+loop types (loop, loop, loop)
+
+T(S2): (t, 2t+i+1, 2t+i+j+1)
+loop types (loop, loop, loop)
+
+[Pluto] After tiling:
+[pluto] using statement-wise -fs/-ls options: S1(3,5), S2(3,5),
+"""
+
+PLUTO_C = """#include <omp.h>
+#define ceild(n,d)  (((n)<0) ? -((-(n))/(d)) : ((n)+(d)-1)/(d))
+#define floord(n,d) (((n)<0) ? -((-(n)+(d)-1)/(d)) : (n)/(d))
+static void kernel_0(void) {
+  int t1, t2, t3;
+  lbp=max(ceild(t1,2),ceild(32*t1-N+3,32));
+#pragma omp parallel for private(lbv,ubv,t3,t4)
+  for (t2=lbp;t2<=ubp;t2++) { }
+}
+"""
+
+
+def test_pluto_command_line():
+    cmd = peers.pluto_command("/opt/pluto/polycc", "in.c", "out.c")
+    assert cmd == ["/opt/pluto/polycc", "in.c", "--tile", "--parallel", "-o", "out.c"]
+
+
+def test_pluto_output_parsing():
+    info = peers.parse_pluto_output(PLUTO_STDOUT, PLUTO_C)
+    assert info["transformations"] == {"S1": "(t, 2t+i, 2t+i+j)", "S2": "(t, 2t+i+1, 2t+i+j+1)"}
+    assert info["parallel_loops"] == 1 and info["tiled"] and info["has_kernel"]
+
+
+def test_missing_polycc_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no polycc anywhere
+    res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--compare", "pluto"])
+    assert res.exit_code == 2
+    assert "polycc" in res.output and "github.com/bondhugula/pluto" in res.output
+    res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--compare", "pluto",
+                                    "--polycc", str(tmp_path / "nope")])
+    assert res.exit_code == 2 and "not an executable" in res.output
+
+
+def test_unknown_kernel_and_peer_are_usage_errors():
+    assert "no PolyBench kernel 'gemmm'" in CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemmm"]).output
+    res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--compare", "tvm"])
+    assert res.exit_code == 2 and "unknown peer 'tvm'" in res.output
+
+
+def test_wrong_output_is_reported_and_never_timed():
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    L = Schedule(p).lowered
+    swapped = Lowered(p, {s: (r[0], r[3], r[2], r[1], r[4]) for s, r in L.rows.items()})  # illegal
+    defines = ("POLYBENCH_TIME",)
+    builds = {"gcc": peers.build_gcc(p, defines),
+              "looper": peers._compile("looper", pb.peers.program_c(p, [swapped]), peers.OPT_FLAGS, "gcc", defines)}
+    cfg = pb.BenchConfig(["jacobi-1d"], ["MINI"], [], repeat=2, threads=2)
+    out = pb._measure(builds, cfg, lambda s: None)
+    assert out["gcc"].status == "ok" and len(out["gcc"].times) == 2
+    assert out["looper"].status == "WRONG" and out["looper"].median is None and not out["looper"].times
+
+
+def _result(speedup: float | None, status: str = "ok") -> pb.KernelResult:
+    gcc = pb.SystemResult("gcc", "ok", 1.0, 1.0, 1.0, [1.0])
+    lo = pb.SystemResult("looper", status, 1.0 / speedup if speedup else None)
+    return pb.KernelResult("gemm", "LARGE", "x", "model", 1.0, {"gcc": gcc, "looper": lo})
+
+
+def test_regressions():
+    base = pb.baseline_json([_result(2.0)])
+    assert pb.regressions([_result(1.9)], base, 0.10) == []
+    assert pb.regressions([_result(1.7)], base, 0.10)[0].startswith("gemm/LARGE: speedup over gcc 1.70x")
+    assert "WRONG" in pb.regressions([_result(None, "WRONG")], base, 0.10)[0]
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bench")
+    out = d / "r.json"
+    args = ["bench", "polybench", "--kernels", "jacobi-1d", "--sizes", "MINI", "--evaluator", "measure",
+            "--repeat", "2", "--json", str(out), "--csv", str(d / "r.csv"), "--plot", str(d / "r.png"),
+            "--save-baseline", str(d / "base.json"), "-q"]
+    res = CliRunner().invoke(main, args)
+    return d, res
+
+
+def test_bench_writes_table_json_csv_plot(bench_run):
+    d, res = bench_run
+    assert res.exit_code == 0, res.output
+    assert "jacobi-1d" in res.output and "geomean" in res.output
+    data = json.loads((d / "r.json").read_text())
+    assert data["results"][0]["systems"]["gcc"]["status"] == "ok"
+    assert "jacobi-1d,MINI,looper" in (d / "r.csv").read_text()
+    assert (d / "r.png").stat().st_size > 1000
+
+
+def test_baseline_exit_codes(bench_run, tmp_path):
+    d, _ = bench_run
+    base = json.loads((d / "base.json").read_text())
+    key = "jacobi-1d/MINI"
+    assert key in base["kernels"]
+    high = tmp_path / "high.json"
+    high.write_text(json.dumps({"kernels": {key: {"speedup": 1000.0, "status": "ok"}}}))
+    low = tmp_path / "low.json"
+    low.write_text(json.dumps({"kernels": {key: {"speedup": 0.001, "status": "ok"}}}))
+    common = ["bench", "polybench", "--kernels", "jacobi-1d", "--sizes", "MINI", "--evaluator", "measure",
+              "--repeat", "1", "-q", "--json", str(d / "r.json"), "--resume"]
+    res = CliRunner().invoke(main, common + ["--baseline", str(high)])
+    assert res.exit_code == 1 and "REGRESSION jacobi-1d/MINI" in res.output
+    assert CliRunner().invoke(main, common + ["--baseline", str(low)]).exit_code == 0
+
+
+def test_resume_keeps_finished_kernels(bench_run):
+    d, _ = bench_run
+    before = json.loads((d / "r.json").read_text())["results"][0]
+    res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "jacobi-1d,trisolv", "--sizes", "MINI",
+                                    "--evaluator", "measure", "--repeat", "1", "-q", "--json", str(d / "r.json"),
+                                    "--resume"])
+    assert res.exit_code == 0, res.output
+    after = json.loads((d / "r.json").read_text())["results"]
+    assert [r["kernel"] for r in after] == ["jacobi-1d", "trisolv"]
+    assert after[0] == before  # not measured again
+
+
+@pytest.mark.skipif(not (pb.KERNEL_DIR.parent.parent / "models" / "looper-v1.pt").exists(),
+                    reason="the shipped cost model is not there yet (models/looper-v1.pt)")
+def test_check_only_all_kernels_all_available_peers(tmp_path):
+    """What CI runs: every kernel at MINI through looper, gcc, graphite, isl (and polly when clang
+    has it); outputs compared with gcc's, nothing timed."""
+    compare = "graphite,isl" + (",polly" if peers.find_clang() else "")
+    res = CliRunner().invoke(main, ["bench", "polybench", "--check-only", "--compare", compare,
+                                    "--evaluator", "model", "-q", "--json", str(tmp_path / "c.json")])
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert len(data["results"]) == 30
+    statuses = {(r["kernel"], s): x["status"] for r in data["results"] for s, x in r["systems"].items()}
+    wrong = {k: v for k, v in statuses.items() if v in ("WRONG", "crash", "timeout")}
+    assert not wrong, wrong
+    assert all(statuses[(r["kernel"], "looper")] == "checked" for r in data["results"])
+    assert res.exit_code == 0, res.output

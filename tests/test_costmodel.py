@@ -1,0 +1,86 @@
+"""The cost model: it learns on a small committed dataset, saves and loads safely, guides the search."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from looper.cli import main
+from looper.costmodel.features import FEATURE_VERSION
+from looper.costmodel.store import ModelError, load_model, save_model
+from looper.costmodel.train import (
+    TrainConfig, evaluate, load_examples, ndcg, spearman, split_by_program, train,
+)
+
+from conftest import kernel_path
+
+TINY = Path(__file__).parent / "data" / "tiny-points.parquet"
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    ds = load_examples([TINY])
+    tr, va, _ = split_by_program(ds.examples, val=0.25, test=0.0)
+    model, _ = train(tr, va, TrainConfig(epochs=8, hidden=32, threads=2, seed=0), log=lambda s: None)
+    path = tmp_path_factory.mktemp("model") / "tiny.pt"
+    save_model(model, path, {"points": ds.points, "programs": ds.programs, "metrics": evaluate(model, va)})
+    return model, va, path
+
+
+def test_split_keeps_each_program_on_one_side():
+    ds = load_examples([TINY])
+    tr, va, te = split_by_program(ds.examples)
+    sides = [{e.program for e in s} for s in (tr, va, te)]
+    assert not (sides[0] & sides[1]) and not (sides[0] & sides[2]) and not (sides[1] & sides[2])
+    assert sum(len(s) for s in (tr, va, te)) == len(ds.examples)
+
+
+def test_tiny_model_learns(tiny_model):
+    model, va, _ = tiny_model
+    m = evaluate(model, va)
+    assert m["mape"] < 0.75 * m["mape_constant"], m
+
+
+def test_weights_round_trip_with_weights_only(tiny_model, tmp_path):
+    model, va, path = tiny_model
+    blob = torch.load(path, weights_only=True)  # plain tensors and metadata only
+    assert blob["meta"]["feature_version"] == FEATURE_VERSION
+    loaded, meta = load_model(path)
+    feats = [e.features for e in va[:20]]
+    assert (loaded.predict(feats) == model.predict(feats)).all()
+    assert path.with_suffix(".json").exists() and meta["points"] > 0
+
+
+def test_model_of_another_feature_version_is_refused(tiny_model, tmp_path):
+    model, _, _ = tiny_model
+    bad = tmp_path / "old.pt"
+    save_model(model, bad, {})
+    blob = torch.load(bad, weights_only=True)
+    blob["meta"]["feature_version"] = FEATURE_VERSION - 1
+    torch.save(blob, bad)
+    with pytest.raises(ModelError, match="features version"):
+        load_model(bad)
+    res = CliRunner().invoke(main, ["optimize", str(kernel_path("gemm")), "-s", "MINI", "--model", str(bad)])
+    assert res.exit_code == 2 and "retrain" in res.output
+
+
+def test_metrics():
+    assert spearman([1, 2, 3], [10, 20, 30]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert ndcg([3, 2, 1], [3.0, 2.0, 1.0]) == pytest.approx(1.0)
+    assert ndcg([1, 2, 3], [3.0, 2.0, 1.0]) < 1.0
+
+
+def test_model_guided_and_hybrid_optimize(tiny_model, tmp_path):
+    _, _, path = tiny_model
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["optimize", str(kernel_path("jacobi_1d")), "-s", "MINI", "--model", str(path),
+                                    "-e", "model", "--json", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    assert "predicted speedup" in res.output
+    res = CliRunner().invoke(main, ["optimize", str(kernel_path("jacobi_1d")), "-s", "MINI", "--model", str(path),
+                                    "-e", "hybrid", "--verify-top", "2", "-q", "--db", str(tmp_path / "m.db")])
+    assert res.exit_code == 0, res.output
+    assert res.output.count("verified: predicted") == 2
