@@ -30,7 +30,7 @@ class ExecutionEvaluator:
 
     def __init__(self, program: Program, *, repeats: int = 3, threads: int | None = None,
                  flags: tuple[str, ...] = OPT_FLAGS, store: MeasurementStore | None = None,
-                 memoize: bool = True, batch_size: int = 8, slow_factor: float = 3.0,
+                 memoize: bool = True, batch_size: int = 8, slow_factor: float = 2.0,
                  timeout_factor: float = 4.0, min_timeout: float = 5.0,
                  progress: Callable[[int, int], None] | None = None, timing_lock=None):
         self.program = program

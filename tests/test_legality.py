@@ -1,0 +1,63 @@
+"""Known-illegal transformations are rejected by the isl legality check; their legal fixes pass."""
+from __future__ import annotations
+
+from looper.lang.parse import parse_file, parse_source
+from looper.poly.deps import compute_dependences
+from looper.poly.legality import check_step
+from looper.search.candidates import generate
+from looper.transforms.primitives import Fuse, Interchange, Parallelize, Skew, Tile
+from looper.transforms.schedule import Schedule
+
+from conftest import kernel_path
+from helpers import differential
+
+
+def _check(s: Schedule, step, deps):
+    return check_step(deps, s.lowered, step, s.then(step).lowered)
+
+
+def test_jacobi_1d_time_space_interchange_is_rejected():
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    d = compute_dependences(p)
+    fused = Schedule(p).then(Fuse(("S0",), ("S1",), 3, (1,)))
+    assert _check(Schedule(p), Fuse(("S0",), ("S1",), 3, (1,)), d) is None
+    why = _check(fused, Interchange(("S0", "S1"), 1, 3), d)
+    assert why and "dependence" in why
+
+
+def test_seidel_2d_parallel_i_needs_a_skew():
+    p = parse_file(kernel_path("seidel_2d"), "MINI")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    why = _check(s, Parallelize(((("S0",), 3),)), d)
+    assert why and "carries a dependence" in why
+    # the skews the generator proposes make the band permutable (tilable); a wavefront frees a loop
+    skews = [t for t in generate("affine", s, d) if isinstance(t, Skew)]
+    assert skews
+    assert _check(s, Tile(((("S0",), (3, 5), (8, 8)),)), d)  # not tilable as written
+
+
+READ_AHEAD = '''
+SIZES = {"MINI": dict(N=40)}
+def init(N: int, A: f64[N], B: f64[N], C: f64[N]):
+    for i in range(N):
+        A[i] = f64(i % 7) / 7
+def kernel(N: int, A: f64[N], B: f64[N], C: f64[N]):
+    for i in range(N):
+        B[i] = A[i] * 2.0 + 1.0
+    for i in range(N - 1):
+        C[i] = B[i + 1] - B[i]
+OUTPUTS = ["C"]
+'''
+
+
+def test_fusion_of_a_read_ahead_consumer_needs_a_shift(tmp_path):
+    p = parse_source(READ_AHEAD, "ahead.py", "MINI")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    why = _check(s, Fuse(("S0",), ("S1",), 1, (0,)), d)
+    assert why and "flow dependence S0 -> S1" in why
+    proposed = [t for t in generate("fusion", s, d) if isinstance(t, Fuse)]
+    assert proposed and proposed[0].shifts == (1,)
+    assert _check(s, proposed[0], d) is None
+    assert differential(p, [s.then(proposed[0])], tmp_path) == []
