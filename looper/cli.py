@@ -368,6 +368,7 @@ def bench_polybench(kernels, sizes, compare, evaluator, beam, repeat, threads, j
                     resume, check_only, save_baseline, baseline, tolerance, polycc, quiet) -> None:
     """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table, write JSON/CSV/plot."""
     import json
+    import time
 
     from .bench import peers as peer_mod
     from .bench import polybench as pb
@@ -407,12 +408,17 @@ def bench_polybench(kernels, sizes, compare, evaluator, beam, repeat, threads, j
             lo = r.systems.get("looper")
             sp = r.speedup("looper", "gcc")
             what = f"{sp:.2f}x over gcc" if sp else (lo.status if lo else "?")
-            click.echo(f"[{n}/{total}] {r.kernel} [{r.size}]: looper {what}", err=True)
+            elapsed = time.perf_counter() - started
+            eta = elapsed / n * (total - n)
+            click.echo(f"[{n}/{total}] {r.kernel} [{r.size}]: looper {what}  "
+                       f"(elapsed {elapsed / 60:.1f} min, ETA {eta / 60:.1f} min)", err=True)
 
+    started = time.perf_counter()
     results = pb.run_suite(cfg, previous, on_result, log=(lambda s: None) if quiet else
                            (lambda s: click.echo(s, err=True)))
     systems = ["gcc", "looper"] + peers_list
-    _print_bench_table(results, systems, check_only)
+    from rich.console import Console
+    Console(width=None if sys.stdout.isatty() else 200).print(pb.table(results, systems, check_only))
     if json_out:
         Path(json_out).write_text(json.dumps(pb.to_json(results, cfg), indent=1))
     if csv_out:
@@ -436,49 +442,6 @@ def bench_polybench(kernels, sizes, compare, evaluator, beam, repeat, threads, j
             click.echo(f"REGRESSION {r}", err=True)
         status = 1 if regs else status
     sys.exit(status)
-
-
-def _print_bench_table(results, systems, check_only: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from .bench import polybench as pb
-
-    t = Table(title="PolyBench 4.2.1" + (" (outputs checked at MINI, not timed)" if check_only else ""))
-    t.add_column("kernel")
-    t.add_column("size")
-    for s in systems:
-        t.add_column(f"{s} (s)" if not check_only else s, justify="right")
-    peers_ = [s for s in systems if s not in ("gcc", "looper")]
-    if not check_only:
-        t.add_column("looper/gcc", justify="right")
-        for p in peers_:
-            t.add_column(f"looper/{p}", justify="right")
-    t.add_column("looper's sequence")
-    for r in results:
-        cells = []
-        for s in systems:
-            x = r.systems.get(s)
-            if x is None:
-                cells.append("-")
-            elif x.status == "ok":
-                cells.append(f"{x.median:.4f}")
-            else:
-                cells.append(x.status)
-        if not check_only:
-            for over in ["gcc"] + peers_:
-                sp = r.speedup("looper", over)
-                cells.append(f"{sp:.2f}x" if sp else "-")
-        t.add_row(r.kernel, r.size, *cells, r.sequence)
-    if not check_only and results:
-        summ = pb.summary(results, systems)
-        for stat in ("geomean", "median"):
-            row = [stat, ""] + [""] * len(systems)
-            for over in ["gcc"] + peers_:
-                v = summ[over][stat]
-                row.append(f"{v:.2f}x" if v else "-")
-            t.add_row(*row, "")
-    Console(width=None if sys.stdout.isatty() else 200).print(t)
 
 
 class _Progress:

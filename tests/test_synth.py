@@ -14,15 +14,22 @@ from looper.transforms.schedule import original
 N_PROGRAMS = 200
 
 
-def _check(seed: int, tmp) -> str | None:
+def _generate(seed: int, tmp) -> tuple[str | None, object]:
+    """Parse and emit C in the calling thread: CPython's `ast` and isl contexts are not
+    thread-safe, so only gcc and the runs go to the thread pool."""
     src = synth_program(seed, target=(2e3, 2e4))
     try:
         program = parse_source(src, f"synth{seed}.py", "DEFAULT")
     except Exception as e:  # noqa: BLE001 - report which seed failed and why
-        return f"seed {seed}: does not parse: {e}"
+        return f"seed {seed}: does not parse: {e}", None
     c = tmp / f"s{seed}.c"
     c.write_text(program_c(program, [original(program)]))
-    exe = tmp / f"s{seed}"
+    return None, (seed, c, {o.array for o in program.outputs})
+
+
+def _build_and_run(job) -> str | None:
+    seed, c, outputs = job
+    exe = c.with_suffix("")
     r = subprocess.run(["gcc", "-O1", "-DPOLYBENCH_DUMP_ARRAYS", str(c), "-lm", "-o", str(exe)],
                        capture_output=True, text=True)
     if r.returncode:
@@ -31,7 +38,7 @@ def _check(seed: int, tmp) -> str | None:
     if r.returncode:
         return f"seed {seed}: exit {r.returncode}"
     dump = parse_dump(r.stderr)
-    if set(dump) != {o.array for o in program.outputs}:
+    if set(dump) != outputs:
         return f"seed {seed}: dumped {sorted(dump)}"
     if any(not math.isfinite(v) for vals in dump.values() for v in vals):
         return f"seed {seed}: non-finite output"
@@ -39,8 +46,11 @@ def _check(seed: int, tmp) -> str | None:
 
 
 def test_hundreds_of_synthetic_programs_compile_and_run(tmp_path):
+    generated = [_generate(seed, tmp_path) for seed in range(N_PROGRAMS)]
+    problems = [err for err, _ in generated if err]
+    jobs = [job for err, job in generated if not err]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        problems = [p for p in pool.map(lambda s: _check(s, tmp_path), range(N_PROGRAMS)) if p]
+        problems += [p for p in pool.map(_build_and_run, jobs) if p]
     assert not problems, "\n".join(problems[:10])
 
 

@@ -207,6 +207,47 @@ def summary(results: list[KernelResult], systems: list[str]) -> dict:
     return out
 
 
+def table(results: list[KernelResult], systems: list[str], check_only: bool):
+    """The suite as a rich table: each system's time, looper's speedups, geomean and median rows."""
+    from rich.table import Table
+
+    t = Table(title="PolyBench 4.2.1" + (" (outputs checked at MINI, not timed)" if check_only else ""))
+    t.add_column("kernel")
+    t.add_column("size")
+    for s in systems:
+        t.add_column(f"{s} (s)" if not check_only else s, justify="right")
+    peers_ = [s for s in systems if s not in ("gcc", "looper")]
+    if not check_only:
+        t.add_column("looper/gcc", justify="right")
+        for p in peers_:
+            t.add_column(f"looper/{p}", justify="right")
+    t.add_column("looper's sequence")
+    for r in results:
+        cells = []
+        for s in systems:
+            x = r.systems.get(s)
+            if x is None:
+                cells.append("-")
+            elif x.status == "ok":
+                cells.append(f"{x.median:.4f}")
+            else:
+                cells.append(x.status)
+        if not check_only:
+            for over in ["gcc"] + peers_:
+                sp = r.speedup("looper", over)
+                cells.append(f"{sp:.2f}x" if sp else "-")
+        t.add_row(r.kernel, r.size, *cells, r.sequence)
+    if not check_only and results:
+        summ = summary(results, systems)
+        for stat in ("geomean", "median"):
+            row = [stat, ""] + [""] * len(systems)
+            for over in ["gcc"] + peers_:
+                v = summ[over][stat]
+                row.append(f"{v:.2f}x" if v else "-")
+            t.add_row(*row, "")
+    return t
+
+
 # -- files ------------------------------------------------------------------------------------------------
 
 def to_json(results: list[KernelResult], cfg: BenchConfig) -> dict:
