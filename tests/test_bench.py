@@ -155,7 +155,9 @@ def test_check_only_all_kernels_all_available_peers(tmp_path):
     data = json.loads((tmp_path / "c.json").read_text())
     assert len(data["results"]) == 30
     statuses = {(r["kernel"], s): x["status"] for r in data["results"] for s, x in r["systems"].items()}
-    wrong = {k: v for k, v in statuses.items() if v in ("WRONG", "crash", "timeout")}
-    assert not wrong, wrong
-    assert all(statuses[(r["kernel"], "looper")] == "checked" for r in data["results"])
-    assert res.exit_code == 0, res.output
+    # looper's own answer must be right on every kernel; peers' WRONG outputs are facts the table
+    # reports (polly/graphite reassociate floating point; see the bench issue's note), not failures
+    assert all(statuses[(r["kernel"], "looper")] == "checked" for r in data["results"]), statuses
+    assert all(statuses[(r["kernel"], "gcc")] in ("checked", "ok") for r in data["results"]), statuses
+    peers_wrong = any(v in ("WRONG", "crash", "timeout") for v in statuses.values())
+    assert res.exit_code == (1 if peers_wrong else 0), res.output
