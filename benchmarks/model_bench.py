@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import time
 from pathlib import Path
 
+from looper.bench.polybench import ALL_KERNELS, geomean, kernel_file
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.machine import cpu_model, default_threads, load_average
@@ -25,14 +25,6 @@ from looper.search.beam import SearchConfig, beam_search
 from looper.search.evaluators import ExecutionEvaluator, ModelEvaluator
 from looper.search.hybrid import verify_top
 from looper.transforms.schedule import Schedule
-
-KERNELS = Path(__file__).resolve().parent / "polybench"
-
-
-def geomean(xs):
-    xs = [x for x in xs if x]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
-
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -45,8 +37,8 @@ def main() -> None:
     ap.add_argument("--db", default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    names = [k.replace("-", "_") for k in args.kernels.split(",")] if args.kernels else \
-        sorted(p.stem for p in KERNELS.glob("*.py"))
+    names = [k.strip().replace("-", "_") for k in args.kernels.split(",")] if args.kernels else \
+        [k.replace("-", "_") for k in ALL_KERNELS]
     measured = {}
     if args.measured:
         measured = {r["kernel"].replace("-", "_"): r["speedup"]
@@ -57,7 +49,7 @@ def main() -> None:
     print(f"{'kernel':15} {'search s':>8} {'pred':>6} {'model':>6} {'hybrid':>6} {'measure':>7} "
           f"{'m/meas':>6} {'h/meas':>6}  sequence (model)", flush=True)
     for name in names:
-        program = parse_file(KERNELS / f"{name}.py", args.size)
+        program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         t0 = time.perf_counter()
         res = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=args.beam))

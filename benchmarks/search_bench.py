@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from looper.bench.polybench import ALL_KERNELS, geomean, kernel_file
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.machine import cpu_model, default_threads, load_average
@@ -28,7 +28,6 @@ from looper.runtime.measurements import MeasurementStore
 from looper.search.beam import SearchConfig, beam_search
 from looper.search.evaluators import ExecutionEvaluator
 
-KERNELS = Path(__file__).resolve().parent / "polybench"
 
 
 def machinery_ms_per_candidate(program, deps, n_levels: int = 9) -> float:
@@ -63,14 +62,14 @@ def main() -> None:
     ap.add_argument("--no-machinery", action="store_true", help="skip the machinery timing pass")
     args = ap.parse_args()
     names = [k.strip().replace("-", "_") for k in args.kernels.split(",")] if args.kernels else \
-        sorted(p.stem for p in KERNELS.glob("*.py"))
+        [k.replace("-", "_") for k in ALL_KERNELS]
     store = MeasurementStore(args.db)
     rows = []
     print(f"# {args.size}, beam {args.beam}, {default_threads()} threads, {cpu_model()}, "
           f"load {load_average():.2f}", flush=True)
     print(f"{'kernel':15} {'speedup':>8} {'search s':>9} {'eval':>5} {'rej':>4} {'ms/cand':>8}  sequence", flush=True)
     for name in names:
-        program = parse_file(KERNELS / f"{name}.py", args.size)
+        program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         ms = 0.0 if args.no_machinery else machinery_ms_per_candidate(program, deps)
         ev = ExecutionEvaluator(program, repeats=args.repeat, store=store)
@@ -87,7 +86,7 @@ def main() -> None:
         print(f"{row['kernel']:15} {row['speedup']:8.2f} {row['search_seconds']:9.1f} {row['evaluated']:5d} "
               f"{row['rejected']:4d} {ms:8.1f}  {row['sequence']}", flush=True)
     sp = [r["speedup"] for r in rows]
-    geo = math.exp(sum(math.log(s) for s in sp) / len(sp))
+    geo = geomean(sp)
     mss = [r["machinery_ms_per_candidate"] for r in rows]
     print(f"\ngeomean speedup {geo:.2f}x, median {statistics.median(sp):.2f}x, min {min(sp):.2f}x "
           f"({min(rows, key=lambda r: r['speedup'])['kernel']}); machinery median "

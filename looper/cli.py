@@ -399,6 +399,8 @@ def bench_polybench(kernels, sizes, compare, evaluator, beam, repeat, threads, j
         if Path(json_out).exists():
             previous = pb.from_json(json.loads(Path(json_out).read_text()))
 
+    started = time.perf_counter()
+
     def on_result(r, n, total):
         if json_out:  # written after every kernel: an interrupted suite resumes from here
             sofar = pb.from_json(json.loads(Path(json_out).read_text())) if Path(json_out).exists() else []
@@ -413,7 +415,6 @@ def bench_polybench(kernels, sizes, compare, evaluator, beam, repeat, threads, j
             click.echo(f"[{n}/{total}] {r.kernel} [{r.size}]: looper {what}  "
                        f"(elapsed {elapsed / 60:.1f} min, ETA {eta / 60:.1f} min)", err=True)
 
-    started = time.perf_counter()
     results = pb.run_suite(cfg, previous, on_result, log=(lambda s: None) if quiet else
                            (lambda s: click.echo(s, err=True)))
     systems = ["gcc", "looper"] + peers_list

@@ -155,8 +155,9 @@ def test_check_only_all_kernels_all_available_peers(tmp_path):
     data = json.loads((tmp_path / "c.json").read_text())
     assert len(data["results"]) == 30
     statuses = {(r["kernel"], s): x["status"] for r in data["results"] for s, x in r["systems"].items()}
-    # looper's own answer must be right on every kernel; peers' WRONG outputs are facts the table
-    # reports (polly/graphite reassociate floating point; see the bench issue's note), not failures
+    # looper's own answer must be right on every kernel; a peer's WRONG output (seen here: isl on
+    # 3mm/covariance, polly on gramschmidt/durbin, graphite on ludcmp/durbin; causes not yet
+    # established) is reported and makes the check exit 1, it does not fail this test
     assert all(statuses[(r["kernel"], "looper")] == "checked" for r in data["results"]), statuses
     assert all(statuses[(r["kernel"], "gcc")] in ("checked", "ok") for r in data["results"]), statuses
     peers_wrong = any(v in ("WRONG", "crash", "timeout") for v in statuses.values())
