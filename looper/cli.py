@@ -354,7 +354,8 @@ def bench_group() -> None:
 @click.option("--csv", "csv_out", default=None, type=click.Path(dir_okay=False))
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False))
 @click.option("--resume", is_flag=True, help="Continue from --json, keeping the kernels it already holds.")
-@click.option("--check-only", is_flag=True, help="Build every system at MINI and compare outputs; no timing.")
+@click.option("--check-only", is_flag=True,
+              help="Search at --sizes, then build every system at MINI and compare outputs; no timing.")
 @click.option("--save-baseline", default=None, type=click.Path(dir_okay=False),
               help="Write looper's speedups as a baseline for later regression runs.")
 @click.option("--baseline", default=None, type=click.Path(exists=True, dir_okay=False),
@@ -378,7 +379,7 @@ def bench_polybench(kernels, sizes, compare, evaluator, beam, repeat, threads, j
     names = [k.strip().replace("_", "-") for k in kernels.split(",")] if kernels else pb.ALL_KERNELS
     for k in names:
         pb.kernel_file(k)
-    size_list = ["MINI"] if check_only else [s.strip().upper() for s in sizes.split(",") if s.strip()]
+    size_list = [s.strip().upper() for s in sizes.split(",") if s.strip()]
     for s in size_list:
         if s not in pb.SIZES:
             raise LooperUsageError(f"--sizes: unknown dataset '{s}' (use {', '.join(pb.SIZES)})")

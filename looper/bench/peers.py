@@ -24,11 +24,12 @@ from pathlib import Path
 
 import islpy as isl
 
-from ..codegen.ast import PARALLEL_MARK, kernel_body_from_ast
+from ..codegen.ast import PARALLEL_LOOP, kernel_body_from_ast
 from ..codegen.harness import KernelCode, program_c
 from ..ir.program import Program
 from ..lang.errors import LooperError
 from ..poly.deps import compute_dependences
+from ..poly.legality import innermost_is_parallel
 from ..runtime.compile import OPT_FLAGS, Binary, CompileError, compile_c
 from ..transforms.schedule import Schedule, original
 
@@ -57,20 +58,26 @@ def original_c(program: Program) -> str:
 
 # -- gcc, looper --------------------------------------------------------------------------------------
 
-def build_gcc(program: Program, defines: tuple[str, ...]) -> Build:
-    return _compile("gcc", original_c(program), BASE_FLAGS, "gcc", defines)
+# Every builder takes `extra` flags appended to the system's own: the output check builds all
+# systems with `-ffp-contract=off`, so that a legal reordering gives bit-identical results whatever
+# each compiler's FMA contraction would have done (gramschmidt at MINI differs by 6.0 between gcc
+# -O3 and gcc -O0 with contraction on: far beyond any tolerance).
+
+def build_gcc(program: Program, defines: tuple[str, ...], extra: tuple[str, ...] = ()) -> Build:
+    return _compile("gcc", original_c(program), BASE_FLAGS + extra, "gcc", defines)
 
 
-def build_looper(program: Program, schedule: Schedule, defines: tuple[str, ...]) -> Build:
+def build_looper(program: Program, schedule: Schedule, defines: tuple[str, ...],
+                 extra: tuple[str, ...] = ()) -> Build:
     src = program_c(program, [schedule.lowered], comments=[f"looper: {schedule.describe()}"])
-    b = _compile("looper", src, OPT_FLAGS, "gcc", defines)
+    b = _compile("looper", src, OPT_FLAGS + extra, "gcc", defines)
     b.info["sequence"] = schedule.describe()
     return b
 
 
 def _compile(system: str, source: str, flags: tuple[str, ...], cc: str, defines: tuple[str, ...]) -> Build:
     try:
-        return Build(system, compile_c(source, flags, cc=cc, defines=defines))
+        return Build(system, compile_c(source, tuple(flags), cc=cc, defines=defines))
     except CompileError as e:
         return Build(system, status="failed", detail=str(e).splitlines()[0][:300])
 
@@ -82,8 +89,9 @@ def graphite_flags(threads: int) -> tuple[str, ...]:
                          f"-ftree-parallelize-loops={threads}", "-fopenmp")
 
 
-def build_graphite(program: Program, threads: int, defines: tuple[str, ...]) -> Build:
-    return _compile("graphite", original_c(program), graphite_flags(threads), "gcc", defines)
+def build_graphite(program: Program, threads: int, defines: tuple[str, ...],
+                   extra: tuple[str, ...] = ()) -> Build:
+    return _compile("graphite", original_c(program), graphite_flags(threads) + extra, "gcc", defines)
 
 
 POLLY_FLAGS = BASE_FLAGS + ("-mllvm", "-polly", "-mllvm", "-polly-parallel", "-fopenmp")
@@ -106,12 +114,13 @@ def _has_polly(clang: str) -> bool:
         return r.returncode == 0
 
 
-def build_polly(program: Program, defines: tuple[str, ...], clang: str | None = None) -> Build:
+def build_polly(program: Program, defines: tuple[str, ...], clang: str | None = None,
+                extra: tuple[str, ...] = ()) -> Build:
     clang = clang or find_clang()
     if clang is None:
         return Build("polly", status="unavailable",
                      detail="no clang with Polly (Debian: apt-get install clang-19 libpolly-19-dev libomp-19-dev)")
-    return _compile("polly", original_c(program), POLLY_FLAGS, clang, defines)
+    return _compile("polly", original_c(program), POLLY_FLAGS + extra, clang, defines)
 
 
 # -- pluto ------------------------------------------------------------------------------------------------
@@ -157,7 +166,8 @@ def parse_pluto_output(stdout: str, c_text: str | None = None) -> dict:
     return info
 
 
-def build_pluto(program: Program, defines: tuple[str, ...], polycc: str, timeout: float = 600) -> Build:
+def build_pluto(program: Program, defines: tuple[str, ...], polycc: str, timeout: float = 600,
+                extra: tuple[str, ...] = ()) -> Build:
     with tempfile.TemporaryDirectory(prefix="looper-pluto-") as tmp:
         src = Path(tmp) / f"{program.name}.c"
         out = Path(tmp) / f"{program.name}.pluto.c"
@@ -172,7 +182,7 @@ def build_pluto(program: Program, defines: tuple[str, ...], polycc: str, timeout
             return Build("pluto", status="failed", detail=f"pluto failed: {msg[0][:300]}")
         text = out.read_text()
         info = parse_pluto_output(r.stdout, text)
-    b = _compile("pluto", text, OPT_FLAGS, "gcc", defines)
+    b = _compile("pluto", text, OPT_FLAGS + extra, "gcc", defines)
     b.info.update(info)
     return b
 
@@ -180,15 +190,14 @@ def build_pluto(program: Program, defines: tuple[str, ...], polycc: str, timeout
 # -- isl's own scheduler ----------------------------------------------------------------------------------
 
 def isl_schedule(program: Program, tile: int = 32) -> isl.Schedule:
-    """isl's Pluto-style schedule (on the direct dependences), its outermost permutable bands
-    tiled, the outermost coincident member of each marked parallel."""
+    """isl's Pluto-style schedule (on the direct dependences) with its outermost permutable bands
+    tiled.  Which loops run in parallel is decided later, loop by loop, in `isl_kernel`."""
     deps = compute_dependences(program).direct(program)
     sc = isl.ScheduleConstraints.on_domain(program.domains()) \
         .set_validity(deps).set_coincidence(deps).set_proximity(deps)
     sched = sc.compute_schedule()
     if sched is None:
         raise isl.Error("the scheduler found no schedule")
-    node = sched.get_root()
 
     def process(node: isl.ScheduleNode) -> isl.ScheduleNode:
         if node.get_type() == isl.schedule_node_type.band:
@@ -198,23 +207,27 @@ def isl_schedule(program: Program, tile: int = 32) -> isl.Schedule:
                 for k in range(n):
                     sizes = sizes.set_val(k, isl.Val.int_from_si(node.get_ctx(), tile))
                 node = node.band_tile(sizes)
-            n = node.band_n_member()
-            first = next((k for k in range(n) if node.band_member_get_coincident(k)), None)
-            if first == 0:
-                node = node.insert_mark(isl.Id(PARALLEL_MARK))  # same position: the mark above the band
-            elif first is not None:  # parallel inner member: split the band there, mark the inner part
-                node = node.band_split(first).child(0).insert_mark(isl.Id(PARALLEL_MARK)).parent()
             return node
         for k in range(node.n_children()):
             node = process(node.child(k)).parent()
         return node
 
-    return process(node).get_schedule()
+    return process(sched.get_root()).get_schedule()
 
 
 def isl_kernel(program: Program, tile: int = 32) -> KernelCode:
+    """The isl peer's kernel.  Every `for` isl generates is checked against all (memory-based)
+    dependences as it is built and annotated parallel when it carries none: exact, whatever
+    loops isl drops as degenerate (a mark on a band would land on the wrong loop then)."""
     sched = isl_schedule(program, tile)
-    ast = isl.AstBuild.from_context(isl.Set("{ : }")).node_from_schedule(sched)
+    deps = compute_dependences(program).all
+
+    def annotate(build: isl.AstBuild) -> isl.Id:
+        par = innermost_is_parallel(deps, build.get_schedule())
+        return isl.Id(PARALLEL_LOOP if par else "sequential")
+
+    build, _keep = isl.AstBuild.from_context(isl.Set("{ : }")).set_before_each_for(annotate)
+    ast = build.node_from_schedule(sched)
     body, iterators = kernel_body_from_ast(program, ast)
     return KernelCode(program, tuple(body), tuple(iterators))
 
@@ -222,7 +235,8 @@ def isl_kernel(program: Program, tile: int = 32) -> KernelCode:
 ISL_TIMEOUT = 60.0  # isl's scheduler can run for many minutes (heat-3d): it gets a wall-clock budget
 
 
-def build_isl(program: Program, defines: tuple[str, ...], timeout: float = ISL_TIMEOUT) -> Build:
+def build_isl(program: Program, defines: tuple[str, ...], timeout: float = ISL_TIMEOUT,
+              extra: tuple[str, ...] = ()) -> Build:
     """isl's scheduler runs in a child process (`python -m looper.bench.islpeer`) that can be
     killed when it exceeds its budget."""
     job = json.dumps({"source": program.source, "path": program.path, "sizes": program.sizes})
@@ -233,7 +247,7 @@ def build_isl(program: Program, defines: tuple[str, ...], timeout: float = ISL_T
         return Build("isl", status="failed", detail=f"isl scheduler: no schedule within {timeout:.0f} s")
     if r.returncode != 0:
         return Build("isl", status="failed", detail=f"isl scheduler: {r.stderr.strip().splitlines()[-1:]}")
-    return _compile("isl", r.stdout, OPT_FLAGS, "gcc", defines)
+    return _compile("isl", r.stdout, OPT_FLAGS + extra, "gcc", defines)
 
 
 PEERS = ("pluto", "polly", "graphite", "isl")

@@ -23,6 +23,8 @@ from typing import Callable
 from ..ir.program import Program
 from ..lang.parse import parse_file
 from ..poly.deps import compute_dependences
+from ..poly.legality import check_schedule
+from ..runtime.compile import EXACT_FLAGS
 from ..runtime.machine import cpu_model, load_average
 from ..runtime.run import run_binary, status_line
 from ..search.beam import SearchConfig, beam_search
@@ -72,8 +74,9 @@ class BenchConfig:
     threads: int = 2
     check_only: bool = False
     polycc: str | None = None
-    timeout_factor: float = 20.0
+    timeout_factor: float = 20.0  # a peer 20x slower than gcc is reported as a timeout
     min_timeout: float = 60.0
+    baseline_timeout: float = 900.0  # per gcc run: LARGE floyd-warshall/lu/seidel-2d take seconds each
 
 
 def kernel_file(name: str) -> Path:
@@ -106,63 +109,125 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -
     return result.best, time.perf_counter() - t0
 
 
+def check_size(size: str, check_only: bool) -> str:
+    """Where outputs are compared: MINI for --check-only, else the run's size up to SMALL."""
+    if check_only:
+        return "MINI"
+    return size if SIZES.index(size) <= SIZES.index("SMALL") else "SMALL"
+
+
+def build_system(system: str, program: Program, schedule: Schedule, cfg: BenchConfig,
+                 defines: tuple[str, ...], extra: tuple[str, ...] = ()) -> peers.Build:
+    if system == "gcc":
+        return peers.build_gcc(program, defines, extra)
+    if system == "looper":
+        return peers.build_looper(program, schedule, defines, extra)
+    if system == "pluto":
+        return peers.build_pluto(program, defines, peers.find_polycc(cfg.polycc), extra=extra)
+    if system == "polly":
+        return peers.build_polly(program, defines, extra=extra)
+    if system == "graphite":
+        return peers.build_graphite(program, cfg.threads, defines, extra)
+    if system == "isl":
+        return peers.build_isl(program, defines, timeout=20.0 if cfg.check_only else peers.ISL_TIMEOUT,
+                               extra=extra)
+    raise ValueError(f"unknown system {system}")
+
+
+def _at_size(name: str, size: str, program: Program, schedule: Schedule) -> tuple[Program, Schedule]:
+    """The kernel at `size` with looper's sequence replayed on it; the run's own size when the
+    sequence is not legal there (legality can depend on sizes: a shift, a tile larger than a loop)."""
+    if size == program.size_label:
+        return program, schedule
+    small = parse_file(kernel_file(name), size)
+    replayed = Schedule.from_json(small, schedule.to_json())
+    if check_schedule(compute_dependences(small), replayed) is not None:
+        return program, schedule
+    return small, replayed
+
+
 def run_kernel(name: str, size: str, cfg: BenchConfig, log: Callable[[str], None] = lambda s: None
                ) -> KernelResult:
+    """Search, then check every system's outputs (exact arithmetic, small size), then time the
+    systems that computed the right thing at the run's size."""
     program = parse_file(kernel_file(name), size)
     schedule, search_s = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads)
-    defines = ("POLYBENCH_TIME",)
-    builds = {"gcc": peers.build_gcc(program, defines),
-              "looper": peers.build_looper(program, schedule, defines)}
-    for peer in cfg.compare:
-        if peer == "pluto":
-            builds["pluto"] = peers.build_pluto(program, defines, peers.find_polycc(cfg.polycc))
-        elif peer == "polly":
-            builds["polly"] = peers.build_polly(program, defines)
-        elif peer == "graphite":
-            builds["graphite"] = peers.build_graphite(program, cfg.threads, defines)
-        elif peer == "isl":
-            builds["isl"] = peers.build_isl(program, defines, timeout=20.0 if cfg.check_only else peers.ISL_TIMEOUT)
-    results = _measure(builds, cfg, log)
+    systems = ["gcc", "looper"] + list(cfg.compare)
+    cprog, csched = _at_size(name, check_size(size, cfg.check_only), program, schedule)
+    checks = {s: build_system(s, cprog, csched, cfg, (), EXACT_FLAGS) for s in systems}
+    results = check_outputs(checks, log)
+    for r in results.values():
+        if r.status in ("checked", "WRONG"):
+            r.detail = (r.detail + f" (at {cprog.size_label})").strip()
+    if not cfg.check_only:
+        timed = {s: build_system(s, program, schedule, cfg, ("POLYBENCH_TIME",))
+                 for s in systems if results[s].status == "checked"}
+        results.update(time_systems(timed, cfg, log))
     return KernelResult(name, size, schedule.describe(), cfg.evaluator, search_s, results)
 
 
-def _measure(builds: dict[str, peers.Build], cfg: BenchConfig, log: Callable[[str], None]
-             ) -> dict[str, SystemResult]:
-    """Every build compiled already; now run them one after the other (gcc first: its warm-up
-    run saves the reference outputs every other system is checked against)."""
+_ENV = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
+
+
+def check_outputs(builds: dict[str, peers.Build], log: Callable[[str], None] = lambda s: None,
+                  threads: int = 2, timeout: float = 600.0) -> dict[str, SystemResult]:
+    """Run every build once, gcc first (its outputs are the reference), and compare the others'
+    outputs with gcc's inside the harness: `checked`, `WRONG`, `crash`, `timeout` or why it did
+    not build."""
     out: dict[str, SystemResult] = {}
-    env = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
-    with tempfile.TemporaryDirectory(prefix="looper-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="looper-check-") as tmp:
         ref = Path(tmp) / "reference.bin"
-        base_time: float | None = None
         for system, b in builds.items():
             if b.binary is None:
                 out[system] = SystemResult(system, b.status, detail=b.detail)
-                continue
-            mode = f"save:{ref}" if system == "gcc" else f"check:{ref}"
-            repeats = 1 if cfg.check_only else cfg.repeat + 1
-            timeout = max(cfg.min_timeout, cfg.timeout_factor * (base_time or 1.0) * (repeats + 1))
-            res = run_binary(b.binary.path, 0, repeats, timeout=timeout, threads=cfg.threads,
-                             extra_env=env, mode=mode)
-            if system != "gcc" and res.returncode == 4:
-                bad = status_line(res.stdout, "CHECK")
-                out[system] = SystemResult(system, "WRONG", detail=f"{bad} output values differ from gcc's")
-            elif res.timed_out:
-                out[system] = SystemResult(system, "timeout", detail=f"over {timeout:.0f} s")
-            elif not res.ok:
-                out[system] = SystemResult(system, "crash", detail=res.describe_failure())
-                if system == "gcc":
-                    break
-            elif cfg.check_only:
-                out[system] = SystemResult(system, "checked", detail=b.detail)
+            elif "gcc" in out and out["gcc"].status != "checked":
+                out[system] = SystemResult(system, "unchecked", detail="the original did not run")
             else:
-                times = res.times[1:]
-                med = statistics.median(times)
-                out[system] = SystemResult(system, "ok", med, min(times), max(times), times, b.detail)
-                if system == "gcc":
-                    base_time = med
-            log(f"  {system:9} {out[system].status:8} "
-                + (f"{out[system].median:.6f} s" if out[system].median else out[system].detail))
+                mode = f"save:{ref}" if system == "gcc" else f"check:{ref}"
+                res = run_binary(b.binary.path, 0, 1, timeout=timeout, threads=threads, extra_env=_ENV,
+                                 mode=mode)
+                if system != "gcc" and res.returncode == 4:
+                    bad = status_line(res.stdout, "CHECK")
+                    out[system] = SystemResult(system, "WRONG", detail=f"{bad} output values differ from gcc's")
+                elif res.timed_out:
+                    out[system] = SystemResult(system, "timeout", detail=f"over {timeout:.0f} s")
+                elif not res.ok:
+                    out[system] = SystemResult(system, "crash", detail=res.describe_failure())
+                else:
+                    out[system] = SystemResult(system, "checked", detail=b.detail)
+            log(f"  check {system:9} {out[system].status:8} {out[system].detail}")
+    return out
+
+
+def time_systems(builds: dict[str, peers.Build], cfg: BenchConfig, log: Callable[[str], None] = lambda s: None
+                 ) -> dict[str, SystemResult]:
+    """Run the builds one after the other, each in a fresh process: one warm-up, then `repeat`
+    timed runs (the median counts).  gcc goes first with a generous time limit; every other
+    system gets `timeout_factor` times gcc's time."""
+    out: dict[str, SystemResult] = {}
+    runs = cfg.repeat + 1
+    base_time: float | None = None
+    for system, b in builds.items():
+        if b.binary is None:
+            out[system] = SystemResult(system, b.status, detail=b.detail)
+            continue
+        if system == "gcc" or base_time is None:
+            timeout = max(cfg.min_timeout, cfg.baseline_timeout * runs)
+        else:
+            timeout = max(cfg.min_timeout, cfg.timeout_factor * base_time * runs)
+        res = run_binary(b.binary.path, 0, runs, timeout=timeout, threads=cfg.threads, extra_env=_ENV)
+        if res.timed_out:
+            out[system] = SystemResult(system, "timeout", detail=f"over {timeout:.0f} s")
+        elif not res.ok or len(res.times) < runs:
+            out[system] = SystemResult(system, "crash", detail=res.describe_failure())
+        else:
+            times = res.times[1:]
+            med = statistics.median(times)
+            out[system] = SystemResult(system, "ok", med, min(times), max(times), times, b.detail)
+            if system == "gcc":
+                base_time = med
+        log(f"  time  {system:9} {out[system].status:8} "
+            + (f"{out[system].median:.6f} s" if out[system].median else out[system].detail))
     return out
 
 

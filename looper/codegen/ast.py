@@ -20,7 +20,7 @@ _BIN = {
     _OP.and_: ("&&", 2), _OP.and_then: ("&&", 2), _OP.or_: ("||", 1), _OP.or_else: ("||", 1),
 }
 _ATOM = 9
-PARALLEL_MARK = "looper_parallel"
+PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in parallel
 
 
 def _expr(e: isl.AstExpr) -> tuple[str, int]:
@@ -74,7 +74,6 @@ class KernelPrinter:
         for s, k in lowered.parallel:
             self.parallel_dims.setdefault(s, set()).add(k)
         self.in_parallel = 0
-        self.marked_parallel = False  # set by a "parallel" mark node (isl schedule trees)
         self.iterators: set[str] = set()  # declared once at the top of the kernel function
 
     def ast(self) -> isl.AstNode:
@@ -101,8 +100,6 @@ class KernelPrinter:
             orelse = cgen.Block(self.node(n.if_get_else_node())) if n.if_has_else_node() else None
             return [cgen.If(isl_c(n.if_get_cond()), then, orelse)]
         if t == isl.ast_node_type.mark:
-            if n.mark_get_id().get_name() == PARALLEL_MARK:
-                self.marked_parallel = True
             return self.node(n.mark_get_node())
         if t == isl.ast_node_type.user:
             return [self.user(n.user_get_expr())]
@@ -118,8 +115,7 @@ class KernelPrinter:
         stmts = _statements(n)
         pragmas: list[cgen.Generable] = []
         parallel = self.in_parallel == 0 and (
-            self.marked_parallel or any(row in self.parallel_dims.get(s, ()) for s in stmts))
-        self.marked_parallel = False
+            _annotation(n) == PARALLEL_LOOP or any(row in self.parallel_dims.get(s, ()) for s in stmts))
         if parallel:
             inner = sorted(_iterators(n.for_get_body()), key=lambda x: int(x[1:]))
             private = f" private({', '.join(inner)})" if inner else ""
@@ -146,6 +142,15 @@ class KernelPrinter:
             text, prec = _expr(call.get_op_arg(k + 1))
             env[var] = text if prec == _ATOM else f"({text})"
         return cgen.Statement(c_assign(st.body, env))
+
+
+def _annotation(n: isl.AstNode) -> str | None:
+    """Name of the id isl attached to a node while building it (None: no annotation)."""
+    try:
+        note = n.get_annotation()
+    except isl.Error:  # islpy raises on a node without annotation
+        return None
+    return note.get_name() if note is not None else None
 
 
 def _statements(n: isl.AstNode) -> set[str]:
@@ -175,8 +180,8 @@ def _iterators(n: isl.AstNode) -> set[str]:
 
 
 def kernel_body_from_ast(program: Program, ast: isl.AstNode) -> tuple[list[cgen.Generable], list[str]]:
-    """Print an AST that isl built from a schedule tree (loops under a `PARALLEL_MARK` mark get
-    `omp parallel for`); used for isl's own scheduler as a peer."""
+    """Print an AST that isl built from a schedule tree (`for` nodes annotated `PARALLEL_LOOP` get
+    `omp parallel for`, unless inside another parallel loop); used for isl's scheduler as a peer."""
     from ..transforms.schedule import original
     p = KernelPrinter(original(program))
     body = p.node(ast)

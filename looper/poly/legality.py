@@ -83,6 +83,23 @@ def is_parallel(deps: Dependences, lowered: Lowered, row: int, statements: set[s
     return not _some(_deltas_at(pairs, n, row), n, f"d{row} != 0")
 
 
+def innermost_is_parallel(deps: isl.UnionMap, partial: isl.UnionMap) -> bool:
+    """Whether the last dimension of a partial schedule (statement instance -> [t0..tk]) carries
+    no dependence: pairs equal on t0..t(k-1) are equal on tk.  Used while isl builds an AST from a
+    schedule tree, where a loop's dimension is the last one of the build's schedule."""
+    flat = isl.UnionMap.empty(partial.get_space())
+    for m in maps_of(partial):  # isl nests the range of tiled bands ([[] -> [tiles]] -> [points])
+        flat = flat.union(isl.UnionMap.from_map(m.flatten_range()))
+    pairs = deps.apply_domain(flat).apply_range(flat)
+    for m in maps_of(pairs):
+        n = m.dim(isl.dim_type.out)
+        if n == 0:
+            continue
+        if _some(_deltas_at(m, n, n - 1), n, f"d{n - 1} != 0"):
+            return False
+    return True
+
+
 def carried_rows(deps: Dependences, lowered: Lowered, statements: set[str]) -> set[int]:
     """Rows at which some dependence among `statements` is carried (satisfied)."""
     pairs = _schedule_pairs(deps.restricted_to(statements), lowered)
@@ -173,3 +190,18 @@ def check_step(deps: Dependences, before: Lowered, step, after: Lowered) -> str 
                 return "the loop is parallel: gcc cannot unroll an OpenMP loop by pragma"
         return None
     return f"unknown level {level}"
+
+
+def check_schedule(deps: Dependences, schedule) -> str | None:
+    """Why a whole transformation sequence is illegal for its program (None: every step is
+    legal).  Replays the steps as the search applied them, e.g. to re-check a sequence found at
+    one size on the same program at another size."""
+    from ..transforms.schedule import original
+    L = original(schedule.program)
+    for step in schedule.steps:
+        after = step.apply(L)
+        why = check_step(deps, L, step, after)
+        if why is not None:
+            return f"{step.describe(L)}: {why}"
+        L = after
+    return None
