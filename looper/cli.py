@@ -292,15 +292,19 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
 @click.option("--epochs", default=40, show_default=True, type=click.IntRange(1))
 @click.option("--hidden", default=128, show_default=True, type=click.IntRange(8))
 @click.option("--lr", default=1e-3, show_default=True, type=float)
+@click.option("--loss", type=click.Choice(["log", "mape"]), default="log", show_default=True,
+              help="Regression term: |log s' - log s| (symmetric relative error) or MAPE on the speedup.")
 @click.option("--rank-weight", default=1.0, show_default=True, type=float,
-              help="Weight of the pairwise ranking term next to MAPE (0: MAPE only).")
+              help="Weight of the pairwise ranking term next to the regression term (0: none).")
+@click.option("--batch-programs", default=4, show_default=True, type=click.IntRange(1),
+              help="Programs per batch (all candidates of a program share a batch).")
 @click.option("--max-spread", default=0.2, show_default=True, type=float,
               help="Drop points whose repeats spread more than this (fraction of the median).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1))
 @click.option("--seed", default=0, show_default=True, type=int)
 @_friendly
-def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, rank_weight: float,
-              max_spread: float, threads: int, seed: int) -> None:
+def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, loss: str,
+              rank_weight: float, batch_programs: int, max_spread: float, threads: int, seed: int) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
     Split by program (80/10/10); reports validation and held-out test MAPE, Spearman and nDCG.
@@ -320,12 +324,13 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
                f"{len(te)} test), featurized in {time.perf_counter() - t0:.0f} s")
     if not tr or not va:
         raise LooperUsageError("not enough programs to split into training and validation sets")
-    model, info = train(tr, va, TrainConfig(epochs=epochs, hidden=hidden, lr=lr, rank_weight=rank_weight,
-                                            seed=seed, threads=threads), log=click.echo)
+    cfg = TrainConfig(epochs=epochs, hidden=hidden, lr=lr, loss=loss, rank_weight=rank_weight,
+                      batch_programs=batch_programs, seed=seed, threads=threads)
+    model, info = train(tr, va, cfg, log=click.echo)
     metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr)}
     meta = {"points": ds.points, "programs": ds.programs, "dataset_hash": ds.digest, **ds.meta,
-            "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr,
-            "rank_weight": rank_weight, "max_spread": max_spread, "seed": seed,
+            "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr, "loss": loss,
+            "rank_weight": rank_weight, "batch_programs": batch_programs, "max_spread": max_spread, "seed": seed,
             "train_seconds": round(time.perf_counter() - t0), "history": info["history"]}
     save_model(model, output, meta)
     for split in ("validation", "test"):

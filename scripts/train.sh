@@ -2,6 +2,6 @@
 # Reproduce the shipped cost model from the shipped dataset (deterministic split and seed).
 #   scripts/train.sh [DATA_DIR] [OUT]
 set -euo pipefail
-data=${1:-data/synth-v1}
+data=${1:-data/synth-v2}
 out=${2:-models/looper-v1.pt}
 looper train "$data" -o "$out" --epochs 30 --hidden 128 --rank-weight 1.0 --max-spread 0.2 --threads 2 --seed 0

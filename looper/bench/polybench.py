@@ -166,9 +166,6 @@ def run_kernel(name: str, size: str, cfg: BenchConfig, log: Callable[[str], None
     return KernelResult(name, size, schedule.describe(), cfg.evaluator, search_s, results)
 
 
-_ENV = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
-
-
 def check_outputs(builds: dict[str, peers.Build], log: Callable[[str], None] = lambda s: None,
                   threads: int = 2, timeout: float = 600.0) -> dict[str, SystemResult]:
     """Run every build once, gcc first (its outputs are the reference), and compare the others'
@@ -184,8 +181,7 @@ def check_outputs(builds: dict[str, peers.Build], log: Callable[[str], None] = l
                 out[system] = SystemResult(system, "unchecked", detail="the original did not run")
             else:
                 mode = f"save:{ref}" if system == "gcc" else f"check:{ref}"
-                res = run_binary(b.binary.path, 0, 1, timeout=timeout, threads=threads, extra_env=_ENV,
-                                 mode=mode)
+                res = run_binary(b.binary.path, 0, 1, timeout=timeout, threads=threads, mode=mode)
                 if system != "gcc" and res.returncode == 4:
                     bad = status_line(res.stdout, "CHECK")
                     out[system] = SystemResult(system, "WRONG", detail=f"{bad} output values differ from gcc's")
@@ -215,7 +211,7 @@ def time_systems(builds: dict[str, peers.Build], cfg: BenchConfig, log: Callable
             timeout = max(cfg.min_timeout, cfg.baseline_timeout * runs)
         else:
             timeout = max(cfg.min_timeout, cfg.timeout_factor * base_time * runs)
-        res = run_binary(b.binary.path, 0, runs, timeout=timeout, threads=cfg.threads, extra_env=_ENV)
+        res = run_binary(b.binary.path, 0, runs, timeout=timeout, threads=cfg.threads)
         if res.timed_out:
             out[system] = SystemResult(system, "timeout", detail=f"over {timeout:.0f} s")
         elif not res.ok or len(res.times) < runs:

@@ -14,7 +14,7 @@ import torch
 
 from ..lang.errors import LooperError
 from .features import FEATURE_VERSION
-from .model import CostModel
+from .model import ARCHITECTURE, CostModel
 
 DEFAULT_MODEL = "looper-v1.pt"
 
@@ -35,7 +35,7 @@ def default_model_path() -> Path:
 def save_model(model: CostModel, path: str | Path, meta: dict) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(meta, feature_version=FEATURE_VERSION, hidden=model.hidden)
+    meta = dict(meta, feature_version=FEATURE_VERSION, architecture=ARCHITECTURE, hidden=model.hidden)
     tmp = path.with_suffix(".tmp")
     torch.save({"state": model.state_dict(), "meta": meta}, tmp)
     os.replace(tmp, path)
@@ -56,7 +56,14 @@ def load_model(path: str | Path | None = None) -> tuple[CostModel, dict]:
         raise ModelError(f"cost model {path} was trained on features version "
                          f"{meta.get('feature_version')}, this looper computes version {FEATURE_VERSION}: "
                          f"retrain it (scripts/train.sh)")
+    if meta.get("architecture") != ARCHITECTURE:
+        raise ModelError(f"cost model {path} has network architecture {meta.get('architecture', 1)}, this "
+                         f"looper builds architecture {ARCHITECTURE}: retrain it (scripts/train.sh)")
     model = CostModel(hidden=int(meta.get("hidden", 128)))
-    model.load_state_dict(blob["state"])
+    try:
+        model.load_state_dict(blob["state"])
+    except RuntimeError as e:
+        raise ModelError(f"cost model {path} does not fit this looper's network: {str(e)[:200]}; "
+                         f"retrain it (scripts/train.sh)") from None
     model.eval()
     return model, meta

@@ -26,6 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..codegen.harness import HARNESS_VERSION
 from ..lang.parse import parse_source
 from ..poly.deps import compute_dependences
 from ..runtime.compile import OPT_FLAGS, compiler_id
@@ -57,6 +58,7 @@ SCHEMA = pa.schema([
     ("threads", pa.int64()),
     ("loadavg", pa.float64()),
     ("created", pa.float64()),
+    ("harness", pa.int64()),  # codegen.harness.HARNESS_VERSION (absent in parts written before 2)
 ])
 
 
@@ -109,7 +111,7 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     common = dict(program=name, seed=seed, source=source, size=program.size_label,
                   sizes=json.dumps(program.sizes), baseline_times=list(ev.baseline_times),
                   cpu=cpu_model(), compiler=compiler_id(), flags=" ".join(OPT_FLAGS),
-                  threads=cfg.threads)
+                  threads=cfg.threads, harness=HARNESS_VERSION)
     rows = []
     for e in result.explored:
         sc = e.score

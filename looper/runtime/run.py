@@ -32,13 +32,22 @@ class RunResult:
         return f"exit status {self.returncode}" + (f": {' '.join(tail)}" if tail else "")
 
 
+# How every timed run's OpenMP runtime behaves (all systems alike): threads pinned one per core,
+# and waiting threads spin instead of sleeping.  On this 2-vCPU VM a sleeping thread's wake-up
+# costs up to milliseconds (the hypervisor halts the idle vCPU): with libgomp's default policy a
+# parallel synthetic kernel measured 0.78x one run and 1.82x the next, with OMP_WAIT_POLICY=active
+# 1.82x every time, and a stencil parallelized inside its time loop 0.02x vs 0.76x.
+TIMING_ENV = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores", "OMP_WAIT_POLICY": "active"}
+
+
 def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: float | None = None,
                threads: int | None = None, extra_env: dict[str, str] | None = None,
                mode: str = "-", cutoff: float = 0.0) -> RunResult:
-    """Run `path VARIANT REPEATS MODE CUTOFF`; parse one time per repeat from stdout."""
+    """Run `path VARIANT REPEATS MODE CUTOFF` under TIMING_ENV; parse one time per repeat."""
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
+    env.update(TIMING_ENV)
     env.update(extra_env or {})
     try:
         res = subprocess.run([str(path), str(variant), str(repeats), mode, repr(cutoff)],

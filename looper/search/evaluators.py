@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..codegen.harness import kernel_function, split_program_c
+from ..codegen.harness import HARNESS_VERSION, kernel_function, split_program_c
 from ..ir.program import Program
 from ..runtime.compile import OPT_FLAGS, CompileError, compile_split, compiler_id
 from ..runtime.machine import cpu_model, default_threads, load_average
@@ -51,7 +51,6 @@ class ExecutionEvaluator:
         self.best_time: float | None = None
         self.has_reference = False
         self.measured = 0  # candidates actually run (memo misses)
-        self.env = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores"}
 
     def close(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -68,7 +67,7 @@ class ExecutionEvaluator:
 
     def _key(self, code: str) -> str:
         return measurement_key(self.program.fingerprint, code, compiler_id(), " ".join(self.flags),
-                               cpu_model(), str(self.threads), str(self.repeats))
+                               cpu_model(), str(self.threads), str(self.repeats), f"harness{HARNESS_VERSION}")
 
     def _record(self, key: str, m: Measurement, schedule: Schedule) -> None:
         if self.store is not None:
@@ -86,7 +85,7 @@ class ExecutionEvaluator:
     def _run(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float) -> Measurement:
         with self.timing_lock():
             res = run_binary(binary, variant, self.repeats + 1, timeout=timeout, threads=self.threads,
-                             extra_env=self.env, mode=mode, cutoff=cutoff)
+                             mode=mode, cutoff=cutoff)
         load = load_average()
         if res.timed_out:
             return Measurement("timeout", res.times, timeout, f"no result within {timeout:.1f} s", load)
@@ -114,7 +113,7 @@ class ExecutionEvaluator:
             return
         binary = compile_split(*split_program_c(self.program, [root.lowered]), self.flags)
         with self.timing_lock():
-            res = run_binary(binary.path, 0, self.repeats + 1, threads=self.threads, extra_env=self.env,
+            res = run_binary(binary.path, 0, self.repeats + 1, threads=self.threads,
                              mode=f"save:{self.reference}")
         if not res.ok:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
