@@ -1,12 +1,17 @@
 """Model-guided and hybrid search against measurement-guided search: the cost-model issue's tables.
 
-    python benchmarks/model_bench.py --size LARGE --kernels gemm,2mm,... --measured issue3-large.json
+    python benchmarks/model_bench.py --size LARGE --kernels gemm,2mm,... --hybrid \
+        --measured benchmarks/results/search-measure-LARGE.json
     python benchmarks/model_bench.py --size MEDIUM            # all 30 kernels, model-guided only
 
-For each kernel: a model-guided beam search (its time is the search time: no compilation), then
-the chosen schedule is measured against the original in one binary (median of --repeat runs after a
-warm-up, outputs checked); with --hybrid also `--evaluator hybrid --verify-top 5`.  With
---measured (a search_bench.py JSON), the ratios to the measurement-guided speedups are printed.
+Per kernel: a model-guided beam search (its wall time is the search time: nothing is compiled);
+with --hybrid also the hybrid answer (the model's 5 best candidates measured, the fastest kept);
+with --measure-search also a measurement-guided search (--budget seconds per kernel).  Then the
+original and every answer are measured together, in one binary and one run of the harness
+(warm-up with output check, --repeat timed runs, median), so their ratios come from the same
+conditions.  --measured takes the measurement-guided answers of an earlier search_bench.py JSON
+(its "transformations") and re-measures them here too; older files without them contribute their
+recorded speedup, marked with a '*'.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from looper.search.evaluators import ExecutionEvaluator, ModelEvaluator
 from looper.search.hybrid import verify_top
 from looper.transforms.schedule import Schedule
 
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", default="LARGE")
@@ -33,7 +39,9 @@ def main() -> None:
     ap.add_argument("--beam", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--hybrid", action="store_true")
-    ap.add_argument("--measured", default=None, help="search_bench.py JSON of the measurement-guided run")
+    ap.add_argument("--measure-search", action="store_true", help="also run a measurement-guided search")
+    ap.add_argument("--budget", type=float, default=None, help="time budget of that search (s)")
+    ap.add_argument("--measured", default=None, help="search_bench.py JSON of a measurement-guided run")
     ap.add_argument("--db", default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -41,8 +49,7 @@ def main() -> None:
         [k.replace("-", "_") for k in ALL_KERNELS]
     measured = {}
     if args.measured:
-        measured = {r["kernel"].replace("-", "_"): r["speedup"]
-                    for r in json.loads(Path(args.measured).read_text())["rows"]}
+        measured = {r["kernel"].replace("-", "_"): r for r in json.loads(Path(args.measured).read_text())["rows"]}
     store = MeasurementStore(args.db)
     rows = []
     print(f"# {args.size}, beam {args.beam}, {default_threads()} threads, {cpu_model()}, load {load_average():.2f}")
@@ -54,36 +61,53 @@ def main() -> None:
         t0 = time.perf_counter()
         res = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=args.beam))
         search_s = time.perf_counter() - t0
+        answers: dict[str, Schedule] = {"model": res.best}
         ev = ExecutionEvaluator(program, repeats=args.repeat, store=store)
+        ref, starred = measured.get(name), False
         try:
-            model_sp = ev.evaluate(program, [Schedule(program), res.best])[1].speedup
-            hyb_sp, hyb_seq = None, ""
             if args.hybrid:
-                hres, _ = verify_top(program, res, 5, ev)
-                hyb_sp, hyb_seq = hres.best_score.speedup, hres.best.describe()
+                answers["hybrid"] = verify_top(program, res, 5, ev)[0].best
+            if args.measure_search:
+                answers["measure"] = beam_search(program, deps, ev, SearchConfig(
+                    beam=args.beam, min_gain=0.02, time_budget=args.budget)).best
+            elif ref and ref.get("transformations") is not None:
+                answers["measure"] = Schedule.from_json(program, ref["transformations"])
+            # everything measured again, together: fresh memo keys are not needed, the memo's
+            # entries for these schedules come from this same evaluator and run conditions
+            scores = ev.evaluate(program, [Schedule(program)] + list(answers.values()))
         finally:
             ev.close()
-        meas = measured.get(name)
+        sp = {k: s.speedup if s.ok and s.status == "ok" else None for k, s in zip(answers, scores[1:])}
+        if "measure" not in sp and ref:
+            sp["measure"], starred = ref["speedup"], True
+        meas = sp.get("measure")
         row = {"kernel": name.replace("_", "-"), "search_seconds": search_s, "predicted": res.best_score.speedup,
-               "model_speedup": model_sp, "hybrid_speedup": hyb_sp, "measured_search_speedup": meas,
-               "sequence": res.best.describe(), "hybrid_sequence": hyb_seq}
+               "model_speedup": sp["model"], "hybrid_speedup": sp.get("hybrid"),
+               "measured_search_speedup": meas, "measured_from_older_run": starred,
+               "sequence": res.best.describe(), "transformations": res.best.to_json(),
+               "hybrid_sequence": answers["hybrid"].describe() if "hybrid" in answers else "",
+               "measure_sequence": answers["measure"].describe() if "measure" in answers else "",
+               "baseline_seconds": ev.baseline}
         rows.append(row)
         ratio = lambda x: f"{x / meas:6.2f}" if (x and meas) else "     -"  # noqa: E731
-        print(f"{row['kernel']:15} {search_s:8.1f} {row['predicted']:6.2f} {model_sp or 0:6.2f} "
-              f"{hyb_sp or 0:6.2f} {meas or 0:7.2f} {ratio(model_sp)} {ratio(hyb_sp)}  {row['sequence']}",
-              flush=True)
+        print(f"{row['kernel']:15} {search_s:8.1f} {row['predicted']:6.2f} {sp['model'] or 0:6.2f} "
+              f"{sp.get('hybrid') or 0:6.2f} {meas or 0:6.2f}{'*' if starred else ' '} {ratio(sp['model'])} "
+              f"{ratio(sp.get('hybrid'))}  {row['sequence']}", flush=True)
     ts = [r["search_seconds"] for r in rows]
-    ms = [r["model_speedup"] for r in rows]
-    print(f"\nmodel-guided: geomean {geomean(ms):.2f}x, min {min(x or 0 for x in ms):.2f}x; "
-          f"search time median {statistics.median(ts):.1f} s, max {max(ts):.1f} s")
+    ms = [r["model_speedup"] or 0 for r in rows]
+    print(f"\nmodel-guided: geomean {geomean(ms) or 0:.2f}x, median {statistics.median(ms):.2f}x, min {min(ms):.2f}x "
+          f"({min(rows, key=lambda r: r['model_speedup'] or 0)['kernel']}); search time median "
+          f"{statistics.median(ts):.1f} s, max {max(ts):.1f} s")
     if args.hybrid:
-        print(f"hybrid (verify top 5): geomean {geomean([r['hybrid_speedup'] for r in rows]):.2f}x")
-    if measured:
-        mm = geomean([measured.get(r["kernel"].replace("-", "_")) for r in rows])
-        print(f"measurement-guided: geomean {mm:.2f}x; model/measure {geomean(ms) / mm:.2f}"
-              + (f", hybrid/measure {geomean([r['hybrid_speedup'] for r in rows]) / mm:.2f}" if args.hybrid else ""))
+        print(f"hybrid (verify top 5): geomean {geomean([r['hybrid_speedup'] for r in rows]) or 0:.2f}x")
+    if any(r["measured_search_speedup"] for r in rows):
+        mm = geomean([r["measured_search_speedup"] for r in rows])
+        print(f"measurement-guided: geomean {mm:.2f}x; model/measure {(geomean(ms) or 0) / mm:.2f}"
+              + (f", hybrid/measure {(geomean([r['hybrid_speedup'] for r in rows]) or 0) / mm:.2f}"
+                 if args.hybrid else ""))
     if args.json:
-        Path(args.json).write_text(json.dumps({"size": args.size, "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps({"size": args.size, "beam": args.beam, "cpu": cpu_model(),
+                                               "threads": default_threads(), "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ def main() -> None:
         finally:
             ev.close()
         row = {"kernel": name.replace("_", "-"), "size": args.size, "sequence": r.best.describe(),
+               "transformations": r.best.to_json(),
                "speedup": r.best_score.speedup, "search_seconds": r.seconds,
                "evaluated": len(r.evaluated) - 1, "rejected": len(r.rejected), "failed": len(r.failed),
                "measured": ev.measured, "machinery_ms_per_candidate": ms,

@@ -292,8 +292,8 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
 @click.option("--epochs", default=40, show_default=True, type=click.IntRange(1))
 @click.option("--hidden", default=128, show_default=True, type=click.IntRange(8))
 @click.option("--lr", default=1e-3, show_default=True, type=float)
-@click.option("--loss", type=click.Choice(["log", "mape"]), default="log", show_default=True,
-              help="Regression term: |log s' - log s| (symmetric relative error) or MAPE on the speedup.")
+@click.option("--loss", type=click.Choice(["mape", "log"]), default="mape", show_default=True,
+              help="Regression term: MAPE on the speedup, or |log s' - log s| (symmetric relative error).")
 @click.option("--rank-weight", default=1.0, show_default=True, type=float,
               help="Weight of the pairwise ranking term next to the regression term (0: none).")
 @click.option("--batch-programs", default=4, show_default=True, type=click.IntRange(1),

@@ -187,6 +187,18 @@ class ModelEvaluator:
         self.meta = meta or {}
         self.info = ProgramInfo(program)
         self.predicted = 0
+        self._original: float | None = None
+
+    def original_prediction(self) -> float:
+        """The model's prediction for the untransformed program (its speedup is 1 by definition).
+
+        Candidates are scored relative to it, so a bias the model has for this program (MAPE
+        training biases predictions low) cancels instead of favouring the original."""
+        if self._original is None:
+            from ..costmodel.features import featurize
+            self._original = float(self.model.predict([featurize(Schedule(self.info.program), self.info)])[0])
+            self.predicted += 1
+        return self._original
 
     def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
         from ..costmodel.features import featurize
@@ -199,7 +211,7 @@ class ModelEvaluator:
                 todo.append(k)
         if todo:
             feats = [featurize(schedules[k], self.info) for k in todo]
-            preds = self.model.predict(feats)
+            preds = self.model.predict(feats) / self.original_prediction()
             self.predicted += len(todo)
             for k, p in zip(todo, preds):
                 out[k] = Score(float(p), "predicted", "", predicted=float(p))
