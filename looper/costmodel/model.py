@@ -39,11 +39,12 @@ class Level:
 
 @dataclass
 class Batch:
-    comp_vec: torch.Tensor  # [NC, COMP.width]
+    comp_vec: torch.Tensor  # [NU, COMP.width]: distinct computations only
     expr: torch.Tensor  # [NE, Le, EXPR.width] (padded; distinct expressions only)
     expr_len: torch.Tensor  # [NE]
-    expr_index: torch.Tensor  # [NC]: which expression each computation has
-    trans: torch.Tensor  # [NC, Lt, TRANSFORM.width] (padded, with a leading start token)
+    expr_index: torch.Tensor  # [NU]: which expression each distinct computation has
+    comp_index: torch.Tensor  # [NC]: which distinct computation each computation slot holds
+    trans: torch.Tensor  # [NU, Lt, TRANSFORM.width] (padded, with a leading start token)
     trans_len: torch.Tensor
     loop_vec: torch.Tensor  # [NL, LOOP.width]
     levels: list[Level]  # bottom-up by height
@@ -70,24 +71,33 @@ def _padded(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
 def collate(samples: list[ProgramFeatures]) -> Batch:
     comp_vec, exprs, expr_index, trans = [], [], [], []
     unique_expr: dict[int, int] = {}  # candidates of one program share their statements' expressions
+    # ... and most of their computations: a step changes a few statements, the rest are equal
+    # (deriche: 47 per candidate), so each distinct computation is embedded once
+    unique_comp: dict[tuple, int] = {}
+    comp_index: list[int] = []
     loop_vec: list[np.ndarray] = []
     nodes: list[tuple[int, list[int], list[int]]] = []  # (height, comp children, loop children)
     roots = []
     comp_owner: list[int] = []
     loop_owner: list[int] = []
     for sample, f in enumerate(samples):
-        base = len(comp_vec)
+        base = len(comp_index)
         comp_owner += [sample] * len(f.comps)
         for c in f.comps:
-            comp_vec.append(c.vector)
-            k = unique_expr.get(id(c.expression))
-            if k is None:
-                k = unique_expr[id(c.expression)] = len(exprs)
-                exprs.append(torch.from_numpy(c.expression))
-            expr_index.append(k)
-            t = np.concatenate([np.zeros((1, TRANSFORM.width), np.float32), c.transforms]) \
-                if len(c.transforms) else np.zeros((1, TRANSFORM.width), np.float32)
-            trans.append(torch.from_numpy(t))
+            key = (id(c.expression), c.vector.tobytes(), c.transforms.tobytes())
+            u = unique_comp.get(key)
+            if u is None:
+                u = unique_comp[key] = len(comp_vec)
+                comp_vec.append(c.vector)
+                k = unique_expr.get(id(c.expression))
+                if k is None:
+                    k = unique_expr[id(c.expression)] = len(exprs)
+                    exprs.append(torch.from_numpy(c.expression))
+                expr_index.append(k)
+                t = np.concatenate([np.zeros((1, TRANSFORM.width), np.float32), c.transforms]) \
+                    if len(c.transforms) else np.zeros((1, TRANSFORM.width), np.float32)
+                trans.append(torch.from_numpy(t))
+            comp_index.append(u)
 
         def add(node) -> tuple[str, int]:
             kind, x = node
@@ -101,7 +111,7 @@ def collate(samples: list[ProgramFeatures]) -> Batch:
             return ("l", len(nodes) - 1)
 
         roots.append([add(r) for r in f.roots])
-    n_comps = len(comp_vec)
+    n_comps = len(comp_index)
     levels = []
     for h in range(max((n[0] for n in nodes), default=-1) + 1):
         ids = [i for i, n in enumerate(nodes) if n[0] == h]
@@ -114,6 +124,7 @@ def collate(samples: list[ProgramFeatures]) -> Batch:
         expr=pad_sequence(exprs, batch_first=True),
         expr_len=torch.tensor([len(e) for e in exprs]),
         expr_index=torch.tensor(expr_index),
+        comp_index=torch.tensor(comp_index),
         trans=pad_sequence(trans, batch_first=True),
         trans_len=torch.tensor([len(t) for t in trans]),
         loop_vec=torch.from_numpy(np.stack(loop_vec)) if loop_vec else torch.zeros(0, LOOP.width),
@@ -171,7 +182,7 @@ class CostModel(nn.Module):
         comp_in = (b.comp_vec - self.comp_mean) / self.comp_std
         e = self._last(self.expr_lstm, b.expr, b.expr_len)[b.expr_index]
         t = self._last(self.trans_lstm, b.trans, b.trans_len)
-        comp = self.comp_mlp(torch.cat([comp_in, e, t], dim=1))
+        comp = self.comp_mlp(torch.cat([comp_in, e, t], dim=1))[b.comp_index]
         start = self.start[0]
         comp_table = torch.cat([start, comp])
         loops = torch.zeros(len(b.loop_vec), self.hidden)

@@ -47,12 +47,26 @@ class Dependences:
 
     def restricted_to(self, statements: set[str]) -> isl.UnionMap:
         """Dependences between instances of the named statements only."""
-        keep = isl.UnionMap.empty(self.all.get_space())
-        for m in maps_of(self.all):
-            if m.get_tuple_name(isl.dim_type.in_) in statements and \
-                    m.get_tuple_name(isl.dim_type.out) in statements:
-                keep = keep.union(isl.UnionMap.from_map(m))
-        return keep
+        return self._select(frozenset(statements), both=True)
+
+    def touching(self, statements: set[str]) -> dict[str, isl.UnionMap]:
+        """Per kind, the dependences with a source or a sink among the named statements: the only
+        ones a step that changes just those statements' schedules can break."""
+        return {kind: self._select(frozenset(statements), both=False, kind=kind) for kind in self.kinds()}
+
+    def _select(self, statements: frozenset[str], both: bool, kind: str | None = None) -> isl.UnionMap:
+        key = (statements, both, kind)
+        cache = self.__dict__.setdefault("_selected", {})
+        if key not in cache:
+            rel = self.all if kind is None else self.kinds()[kind]
+            keep = isl.UnionMap.empty(rel.get_space())
+            for m in maps_of(rel):
+                ends = (m.get_tuple_name(isl.dim_type.in_) in statements,
+                        m.get_tuple_name(isl.dim_type.out) in statements)
+                if all(ends) if both else any(ends):
+                    keep = keep.union(isl.UnionMap.from_map(m))
+            cache[key] = keep
+        return cache[key]
 
 
 def maps_of(u: isl.UnionMap) -> list[isl.Map]:

@@ -56,13 +56,21 @@ def respects(deps: Dependences | isl.UnionMap, lowered: Lowered) -> bool:
     return pairs.is_subset(isl.Map.lex_lt(isl.Space.set_alloc(pairs.get_ctx(), 0, n)))
 
 
-def violated(deps: Dependences, lowered: Lowered) -> list[str]:
-    """Human-readable list of dependence kinds and statement pairs the schedule breaks."""
+def violated(deps: Dependences | dict[str, isl.UnionMap], lowered: Lowered, limit: int = 3) -> list[str]:
+    """Human-readable list of (at most `limit`) dependence kinds and statement pairs the schedule
+    breaks; `deps` may be the per-kind relations a step can affect (`Dependences.touching`)."""
     out = []
     n = lowered.n_rows
     lt = None
-    for kind, rel in deps.kinds().items():
+    kinds = deps.kinds() if isinstance(deps, Dependences) else deps
+    for kind, rel in kinds.items():
+        if len(out) >= limit:
+            break
+        if respects(rel, lowered):
+            continue
         for m in maps_of(rel):
+            if len(out) >= limit:
+                break
             pairs = _schedule_pairs(isl.UnionMap.from_map(m), lowered)
             if pairs is None:
                 continue
@@ -145,10 +153,17 @@ def check_step(deps: Dependences, before: Lowered, step, after: Lowered) -> str 
         return f"ill-formed loop structure ({e})"
     level = step.level
     if level in ("fusion", "affine"):
-        if respects(deps, after):
+        # only dependences with an end among the statements whose schedule changed can break:
+        # the others keep their relative order (deriche, 47 statements: 36 -> a few ms a check)
+        changed = {s for s in after.rows if after.rows[s] != before.rows[s]}
+        if not changed:
             return None
-        broken = violated(deps, after)
-        return "breaks " + (", ".join(broken[:3]) if broken else "a dependence")
+        near = deps.touching(changed)
+        rel = near["flow"].union(near["anti"]).union(near["output"])
+        if respects(rel, after):
+            return None
+        broken = violated(near, after)
+        return "breaks " + (", ".join(broken) if broken else "a dependence")
     if level == "parallel":
         marked = {(s, r) for s, r in before.parallel}
         for stmts, row in step.loops:
