@@ -291,20 +291,24 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
               help="Where to write the weights (a .json with the metadata goes next to it).")
 @click.option("--epochs", default=40, show_default=True, type=click.IntRange(1))
 @click.option("--hidden", default=128, show_default=True, type=click.IntRange(8))
-@click.option("--lr", default=1e-3, show_default=True, type=float)
+@click.option("--lr", default=2e-3, show_default=True, type=float)
 @click.option("--loss", type=click.Choice(["mape", "log"]), default="mape", show_default=True,
               help="Regression term: MAPE on the speedup, or |log s' - log s| (symmetric relative error).")
 @click.option("--rank-weight", default=1.0, show_default=True, type=float,
               help="Weight of the pairwise ranking term next to the regression term (0: none).")
 @click.option("--batch-programs", default=4, show_default=True, type=click.IntRange(1),
               help="Programs per batch (all candidates of a program share a batch).")
+@click.option("--members", default=1, show_default=True, type=click.IntRange(1, 16),
+              help="Ensemble size: models from seeds SEED, SEED+1, ... (trained in parallel processes); "
+                   "their geometric mean is the prediction.")
 @click.option("--max-spread", default=0.2, show_default=True, type=float,
               help="Drop points whose repeats spread more than this (fraction of the median).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1))
 @click.option("--seed", default=0, show_default=True, type=int)
 @_friendly
 def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, loss: str,
-              rank_weight: float, batch_programs: int, max_spread: float, threads: int, seed: int) -> None:
+              rank_weight: float, batch_programs: int, members: int, max_spread: float, threads: int,
+              seed: int) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
     Split by program (80/10/10); reports validation and held-out test MAPE, Spearman and nDCG.
@@ -312,7 +316,9 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     import time
 
     from .costmodel.store import save_model
-    from .costmodel.train import TrainConfig, evaluate, git_revision, load_examples, split_by_program, train
+    from .costmodel.train import (
+        TrainConfig, evaluate, git_revision, load_examples, split_by_program, train_ensemble,
+    )
 
     t0 = time.perf_counter()
     try:
@@ -326,11 +332,12 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
         raise LooperUsageError("not enough programs to split into training and validation sets")
     cfg = TrainConfig(epochs=epochs, hidden=hidden, lr=lr, loss=loss, rank_weight=rank_weight,
                       batch_programs=batch_programs, seed=seed, threads=threads)
-    model, info = train(tr, va, cfg, log=click.echo)
+    model, info = train_ensemble(tr, va, cfg, members, log=click.echo)
     metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr)}
     meta = {"points": ds.points, "programs": ds.programs, "dataset_hash": ds.digest, **ds.meta,
             "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr, "loss": loss,
             "rank_weight": rank_weight, "batch_programs": batch_programs, "max_spread": max_spread, "seed": seed,
+            "hidden": hidden, "threads": threads,
             "train_seconds": round(time.perf_counter() - t0), "history": info["history"]}
     save_model(model, output, meta)
     for split in ("validation", "test"):

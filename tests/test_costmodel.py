@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
@@ -11,7 +12,8 @@ from looper.cli import main
 from looper.costmodel.features import FEATURE_VERSION
 from looper.costmodel.store import ModelError, load_model, save_model
 from looper.costmodel.train import (
-    TrainConfig, evaluate, load_examples, ndcg, spearman, split_by_program, train, validation_loss,
+    TrainConfig, evaluate, load_examples, ndcg, spearman, split_by_program, train, train_ensemble,
+    validation_loss,
 )
 
 from conftest import kernel_path
@@ -79,6 +81,22 @@ def test_model_of_another_architecture_is_refused(tiny_model, tmp_path):
     torch.save(blob, bad)
     with pytest.raises(ModelError, match="architecture 1"):
         load_model(bad)
+
+
+def test_ensemble_trains_in_parallel_and_round_trips(tmp_path):
+    """Two members from seeds 0 and 1 (forked workers); the prediction is their geometric mean."""
+    ds = load_examples([TINY])
+    tr, va, _ = split_by_program(ds.examples, val=0.25, test=0.0)
+    ens, info = train_ensemble(tr, va, TrainConfig(epochs=1, hidden=16, threads=1, seed=0), members=2,
+                               log=lambda s: None)
+    assert len(ens.members) == 2 and len(info["history"]) == 2
+    feats = [e.features for e in va[:10]]
+    each = np.stack([np.log(m.predict(feats)) for m in ens.members])
+    assert np.allclose(np.log(ens.predict(feats)), each.mean(0), atol=1e-5)
+    assert not np.allclose(each[0], each[1])  # different seeds, different models
+    save_model(ens, tmp_path / "e.pt", {})
+    loaded, meta = load_model(tmp_path / "e.pt")
+    assert meta["members"] == 2 and np.allclose(loaded.predict(feats), ens.predict(feats))
 
 
 def test_metrics():

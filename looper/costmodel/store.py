@@ -14,7 +14,7 @@ import torch
 
 from ..lang.errors import LooperError
 from .features import FEATURE_VERSION
-from .model import ARCHITECTURE, CostModel
+from .model import ARCHITECTURE, CostModel, Ensemble
 
 DEFAULT_MODEL = "looper-v1.pt"
 
@@ -32,17 +32,20 @@ def default_model_path() -> Path:
     return Path(env) if env else models_dir() / DEFAULT_MODEL
 
 
-def save_model(model: CostModel, path: str | Path, meta: dict) -> None:
+def save_model(model: CostModel | Ensemble, path: str | Path, meta: dict) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(meta, feature_version=FEATURE_VERSION, architecture=ARCHITECTURE, hidden=model.hidden)
+    if isinstance(model, CostModel):
+        model = Ensemble([model])
+    meta = dict(meta, feature_version=FEATURE_VERSION, architecture=ARCHITECTURE, hidden=model.hidden,
+                members=len(model.members))
     tmp = path.with_suffix(".tmp")
     torch.save({"state": model.state_dict(), "meta": meta}, tmp)
     os.replace(tmp, path)
     path.with_suffix(".json").write_text(json.dumps(meta, indent=1, sort_keys=True))
 
 
-def load_model(path: str | Path | None = None) -> tuple[CostModel, dict]:
+def load_model(path: str | Path | None = None) -> tuple[Ensemble, dict]:
     path = Path(path) if path else default_model_path()
     if not path.exists():
         raise ModelError(f"no cost model at {path} (train one with `looper train`, or use "
@@ -59,7 +62,7 @@ def load_model(path: str | Path | None = None) -> tuple[CostModel, dict]:
     if meta.get("architecture") != ARCHITECTURE:
         raise ModelError(f"cost model {path} has network architecture {meta.get('architecture', 1)}, this "
                          f"looper builds architecture {ARCHITECTURE}: retrain it (scripts/train.sh)")
-    model = CostModel(hidden=int(meta.get("hidden", 128)))
+    model = Ensemble([CostModel(hidden=int(meta.get("hidden", 128))) for _ in range(int(meta.get("members", 1)))])
     try:
         model.load_state_dict(blob["state"])
     except RuntimeError as e:

@@ -8,8 +8,11 @@ per-program Spearman correlation and nDCG.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import multiprocessing
+import os
 import random
 import statistics
 import subprocess
@@ -26,7 +29,7 @@ import torch
 from ..lang.parse import parse_source
 from ..transforms.schedule import Schedule
 from .features import ProgramFeatures, ProgramInfo, featurize
-from .model import CostModel, collate
+from .model import CostModel, Ensemble, collate
 
 
 @dataclass
@@ -227,7 +230,7 @@ def loss_fn(pred_log: torch.Tensor, speedup: torch.Tensor, groups: torch.Tensor,
 class TrainConfig:
     epochs: int = 40
     hidden: int = 128
-    lr: float = 1e-3
+    lr: float = 2e-3
     weight_decay: float = 1e-5
     batch_programs: int = 4
     rank_weight: float = 1.0
@@ -278,6 +281,39 @@ def train(train_set: list[Example], val_set: list[Example], cfg: TrainConfig,
     return model, {"history": history}
 
 
+_SHARED: tuple = ()  # the data forked ensemble workers train on (inherited, never pickled)
+
+
+def _train_member(cfg: TrainConfig, member: int) -> tuple[dict, list]:
+    train_set, val_set = _SHARED
+    model, info = train(train_set, val_set, cfg, log=lambda s: print(f"member {member}: {s}", flush=True))
+    return model.state_dict(), info["history"]
+
+
+def train_ensemble(train_set: list[Example], val_set: list[Example], cfg: TrainConfig, members: int = 1,
+                   log: Callable[[str], None] = print) -> tuple[Ensemble, dict]:
+    """`members` models from seeds cfg.seed, cfg.seed + 1, ...; with more than one, they train in
+    parallel processes (one per core, cfg.threads torch threads each)."""
+    if members == 1:
+        model, info = train(train_set, val_set, cfg, log)
+        return Ensemble([model]), {"history": [info["history"]]}
+    global _SHARED
+    _SHARED = (train_set, val_set)
+    cfgs = [dataclasses.replace(cfg, seed=cfg.seed + k) for k in range(members)]
+    workers = max(1, min(members, (os.cpu_count() or 1) // max(1, cfg.threads)))
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            results = pool.starmap(_train_member, [(c, k) for k, c in enumerate(cfgs)])
+    finally:
+        _SHARED = ()
+    models = []
+    for state, _ in results:
+        m = CostModel(hidden=cfg.hidden, dropout=cfg.dropout)
+        m.load_state_dict(state)
+        models.append(m)
+    return Ensemble(models), {"history": [h for _, h in results]}
+
+
 def _loop_vectors(examples: list[Example]) -> np.ndarray:
     out = []
 
@@ -303,5 +339,5 @@ def git_revision() -> str:
         return "unknown"
 
 
-__all__ = ["Example", "Dataset", "load_examples", "split_by_program", "evaluate", "validation_loss", "train", "TrainConfig",
+__all__ = ["Example", "Dataset", "load_examples", "split_by_program", "evaluate", "validation_loss", "train", "train_ensemble", "TrainConfig",
            "spearman", "ndcg", "git_revision"]
