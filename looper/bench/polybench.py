@@ -134,16 +134,20 @@ def build_system(system: str, program: Program, schedule: Schedule, cfg: BenchCo
     raise ValueError(f"unknown system {system}")
 
 
-def _at_size(name: str, size: str, program: Program, schedule: Schedule) -> tuple[Program, Schedule]:
-    """The kernel at `size` with looper's sequence replayed on it; the run's own size when the
-    sequence is not legal there (legality can depend on sizes: a shift, a tile larger than a loop)."""
+def _at_size(name: str, size: str, program: Program, schedule: Schedule, cfg: BenchConfig
+             ) -> tuple[Program, Schedule]:
+    """The kernel at `size` with looper's sequence replayed on it.  Legality can depend on sizes
+    (a shift, a skew): when the sequence is illegal there, a timed run checks at its own size,
+    and --check-only searches again at the check size."""
     if size == program.size_label:
         return program, schedule
     small = parse_file(kernel_file(name), size)
     replayed = Schedule.from_json(small, schedule.to_json())
-    if check_schedule(compute_dependences(small), replayed) is not None:
-        return program, schedule
-    return small, replayed
+    if check_schedule(compute_dependences(small), replayed) is None:
+        return small, replayed
+    if cfg.check_only:
+        return small, choose_schedule(small, cfg.evaluator, cfg.beam, cfg.threads)[0]
+    return program, schedule
 
 
 def run_kernel(name: str, size: str, cfg: BenchConfig, log: Callable[[str], None] = lambda s: None
@@ -153,7 +157,7 @@ def run_kernel(name: str, size: str, cfg: BenchConfig, log: Callable[[str], None
     program = parse_file(kernel_file(name), size)
     schedule, search_s = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads)
     systems = ["gcc", "looper"] + list(cfg.compare)
-    cprog, csched = _at_size(name, check_size(size, cfg.check_only), program, schedule)
+    cprog, csched = _at_size(name, check_size(size, cfg.check_only), program, schedule, cfg)
     checks = {s: build_system(s, cprog, csched, cfg, (), EXACT_FLAGS) for s in systems}
     results = check_outputs(checks, log)
     for r in results.values():
