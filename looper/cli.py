@@ -301,13 +301,13 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
 @click.option("--members", default=1, show_default=True, type=click.IntRange(1, 16),
               help="Ensemble size: models from seeds SEED, SEED+1, ... (trained in parallel processes); "
                    "their geometric mean is the prediction.")
-@click.option("--max-spread", default=0.2, show_default=True, type=float,
-              help="Drop points whose repeats spread more than this (fraction of the median).")
+@click.option("--max-noise", default=0.05, show_default=True, type=float,
+              help="Drop points whose two closest repeats differ by more than this (fraction of the median).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1))
 @click.option("--seed", default=0, show_default=True, type=int)
 @_friendly
 def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, loss: str,
-              rank_weight: float, batch_programs: int, members: int, max_spread: float, threads: int,
+              rank_weight: float, batch_programs: int, members: int, max_noise: float, threads: int,
               seed: int) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
@@ -322,7 +322,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
 
     t0 = time.perf_counter()
     try:
-        ds = load_examples(data, max_spread=max_spread)
+        ds = load_examples(data, max_noise=max_noise)
     except FileNotFoundError as e:
         raise LooperUsageError(str(e)) from None
     tr, va, te = split_by_program(ds.examples)
@@ -336,7 +336,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr)}
     meta = {"points": ds.points, "programs": ds.programs, "dataset_hash": ds.digest, **ds.meta,
             "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr, "loss": loss,
-            "rank_weight": rank_weight, "batch_programs": batch_programs, "max_spread": max_spread, "seed": seed,
+            "rank_weight": rank_weight, "batch_programs": batch_programs, "max_noise": max_noise, "seed": seed,
             "hidden": hidden, "threads": threads,
             "train_seconds": round(time.perf_counter() - t0), "history": info["history"]}
     save_model(model, output, meta)

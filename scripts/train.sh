@@ -4,4 +4,4 @@
 set -euo pipefail
 data=${1:-data/synth-v2}
 out=${2:-models/looper-v1.pt}
-looper train "$data" -o "$out" --epochs 40 --members 2 --threads 1 --hidden 128 --lr 0.002 --loss mape --rank-weight 1.0 --max-spread 0.2 --seed 0
+looper train "$data" -o "$out" --epochs 40 --members 2 --threads 1 --hidden 128 --lr 0.002 --loss mape --rank-weight 1.0 --max-noise 0.05 --seed 0
