@@ -94,7 +94,9 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -
     t0 = time.perf_counter()
     measure = None
     if evaluator in ("measure", "hybrid"):
-        measure = ExecutionEvaluator(program, threads=threads)
+        # hybrid only has to rank the model's 5 best (the bench times the winner itself, with
+        # --repeat runs): one timed run after the checked warm-up halves its cost at LARGE
+        measure = ExecutionEvaluator(program, threads=threads, repeats=1 if evaluator == "hybrid" else 3)
     try:
         if evaluator == "measure":
             result = beam_search(program, deps, measure, SearchConfig(beam=beam, min_gain=0.02))
