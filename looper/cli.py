@@ -189,7 +189,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
                 ev, min_gain = ModelEvaluator(program, model, meta), 0.0
             result = beam_search(program, deps, ev,
                                  SearchConfig(beam=beam, max_affine=max_affine, max_fusion=max_fusion,
-                                              time_budget=timeout, min_gain=min_gain),
+                                              time_budget=timeout, min_gain=min_gain, explain=explain),
                                  progress=progress.level)
             if evaluator == "hybrid":
                 from .search.hybrid import verify_top as verify
@@ -291,13 +291,13 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
               help="Where to write the weights (a .json with the metadata goes next to it).")
 @click.option("--epochs", default=40, show_default=True, type=click.IntRange(1))
 @click.option("--hidden", default=128, show_default=True, type=click.IntRange(8))
-@click.option("--lr", default=2e-3, show_default=True, type=float)
-@click.option("--loss", type=click.Choice(["mape", "log"]), default="mape", show_default=True,
+@click.option("--lr", default=1e-3, show_default=True, type=float, help="Peak learning rate (one-cycle schedule).")
+@click.option("--loss", type=click.Choice(["mape", "log"]), default="log", show_default=True,
               help="Regression term: MAPE on the speedup, or |log s' - log s| (symmetric relative error).")
 @click.option("--rank-weight", default=1.0, show_default=True, type=float,
               help="Weight of the pairwise ranking term next to the regression term (0: none).")
-@click.option("--batch-programs", default=4, show_default=True, type=click.IntRange(1),
-              help="Programs per batch (all candidates of a program share a batch).")
+@click.option("--batch-programs", default=1, show_default=True, type=click.IntRange(1),
+              help="Programs per optimizer step (all candidates of a program share a batch).")
 @click.option("--members", default=1, show_default=True, type=click.IntRange(1, 16),
               help="Ensemble size: models from seeds SEED, SEED+1, ... (trained in parallel processes); "
                    "their geometric mean is the prediction.")

@@ -12,8 +12,8 @@ from looper.cli import main
 from looper.costmodel.features import FEATURE_VERSION
 from looper.costmodel.store import ModelError, load_model, save_model
 from looper.costmodel.train import (
-    TrainConfig, evaluate, load_examples, ndcg, spearman, split_by_program, train, train_ensemble,
-    validation_loss,
+    TrainConfig, evaluate, load_examples, ndcg, relative_predictions, spearman, split_by_program, train,
+    train_ensemble, validation_loss,
 )
 
 from conftest import kernel_path
@@ -25,7 +25,7 @@ TINY = Path(__file__).parent / "data" / "tiny-points.parquet"
 def tiny_model(tmp_path_factory):
     ds = load_examples([TINY])
     tr, va, _ = split_by_program(ds.examples, val=0.25, test=0.0)
-    model, _ = train(tr, va, TrainConfig(epochs=15, hidden=64, threads=1, seed=0), log=lambda s: None)
+    model, _ = train(tr, va, TrainConfig(epochs=15, hidden=64, lr=2e-3, threads=1, seed=0), log=lambda s: None)
     path = tmp_path_factory.mktemp("model") / "tiny.pt"
     save_model(model, path, {"points": ds.points, "programs": ds.programs, "metrics": evaluate(model, va)})
     return model, va, path
@@ -41,12 +41,32 @@ def test_split_keeps_each_program_on_one_side():
 
 def test_tiny_model_learns(tiny_model):
     model, va, _ = tiny_model
-    # the loss it was trained on, on programs it never saw (32 training programs are few: 0.78
-    # here, 0.86-0.88 with other seeds), and the order of their candidates
+    # the loss it was trained on, on programs it never saw (30 training programs are few: 0.76
+    # here, 0.63 with seed 2), and the order of their candidates (Spearman 0.70 here)
     loss, constant = validation_loss(model, va, TrainConfig())
     assert loss < 0.85 * constant, (loss, constant)
     m = evaluate(model, va)
-    assert m["spearman"] > 0.45 and m["ndcg"] > 0.93, m
+    assert m["spearman"] > 0.55 and m["ndcg"] > 0.93, m
+
+
+def test_every_program_has_its_original_as_anchor():
+    ds = load_examples([TINY])
+    anchors = [e for e in ds.examples if e.original]
+    assert len(anchors) == ds.programs and all(e.speedup == 1.0 for e in anchors)
+    assert len({e.program for e in anchors}) == ds.programs
+
+
+def test_predictions_are_relative_to_the_original(tiny_model):
+    """What the metrics score is what the search uses: a candidate's prediction over its
+    program's original's, so the original itself is predicted 1.0 exactly."""
+    model, va, _ = tiny_model
+    rel = relative_predictions(model, va)
+    raw = model.predict([e.features for e in va])
+    for k, e in enumerate(va):
+        if e.original:
+            assert rel[k] == pytest.approx(1.0)
+    anchor = {e.program: raw[k] for k, e in enumerate(va) if e.original}
+    assert np.allclose(rel, [p / anchor[e.program] for p, e in zip(raw, va)], rtol=1e-6)
 
 
 def test_weights_round_trip_with_weights_only(tiny_model, tmp_path):

@@ -120,6 +120,8 @@ class ProgramInfo:
         self.instances: dict[str, int] = {}
         self.domain_rows: dict[str, np.ndarray] = {}
         self.expr: dict[str, np.ndarray] = {}
+        # a candidate changes a few statements; the others' features equal the parent's
+        self.comp_cache: dict[tuple, CompFeatures] = {}
         for st in program.statements:
             hull = st.domain.simple_hull() if st.depth else None
             bb = []
@@ -251,7 +253,15 @@ def featurize(schedule: Schedule, info: ProgramInfo | None = None) -> ProgramFea
     history = _history(schedule)
     for k, st in enumerate(program.statements):
         index[st.name] = k
-        comps.append(_comp(st, L, info, history.get(st.name, [])))
+        hist = history.get(st.name, [])
+        key = (st.name, L.rows[st.name], tuple(sorted(r for s, r in L.parallel if s == st.name)),
+               tuple(sorted(u for u in L.unroll if u[0] == st.name)), b"".join(h.tobytes() for h in hist))
+        c = info.comp_cache.get(key)
+        if c is None:
+            if len(info.comp_cache) > 50_000:
+                info.comp_cache.clear()
+            c = info.comp_cache[key] = _comp(st, L, info, hist)
+        comps.append(c)
     roots = [_node(n, L, info, index, 0) for n in tree.roots]
     return ProgramFeatures(comps, roots)
 

@@ -19,7 +19,11 @@ def _schedule_pairs(deps: isl.UnionMap, lowered: Lowered) -> isl.Map | None:
     """Dependences as pairs of schedule vectors ([source time] -> [sink time]); None if no deps."""
     if deps.is_empty():
         return None
-    sched = lowered.union_map
+    names: set[str] = set()
+    for m in maps_of(deps):
+        names.add(m.get_tuple_name(isl.dim_type.in_))
+        names.add(m.get_tuple_name(isl.dim_type.out))
+    sched = lowered.schedule_of(sorted(names))
     pairs = deps.apply_domain(sched).apply_range(sched)
     maps = maps_of(pairs)
     out = maps[0]
@@ -144,8 +148,11 @@ def min_distance(deps: isl.UnionMap, lowered: Lowered, row: int) -> int | None:
     return int(v.to_python())
 
 
-def check_step(deps: Dependences, before: Lowered, step, after: Lowered) -> str | None:
-    """Why applying `step` is illegal (None when it is legal).  Every candidate passes here."""
+def check_step(deps: Dependences, before: Lowered, step, after: Lowered, explain: bool = True) -> str | None:
+    """Why applying `step` is illegal (None when it is legal).  Every candidate passes here.
+
+    With `explain`, a fusion or affine step that breaks dependences names (up to three of) them;
+    finding them costs about as much as the check itself, so the search asks only under --explain."""
     from ..transforms.tree import IllFormed, loop_tree
     try:
         tree_after = loop_tree(after)
@@ -162,6 +169,8 @@ def check_step(deps: Dependences, before: Lowered, step, after: Lowered) -> str 
         rel = near["flow"].union(near["anti"]).union(near["output"])
         if respects(rel, after):
             return None
+        if not explain:
+            return "breaks a dependence"
         broken = violated(near, after)
         return "breaks " + (", ".join(broken) if broken else "a dependence")
     if level == "parallel":

@@ -85,6 +85,7 @@ class SearchConfig:
     keep_root: bool = True  # the original stays in the beam as an extra member at every level
     max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
     seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
+    explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
 
 
 def _fingerprint(s: Schedule) -> tuple:
@@ -128,7 +129,7 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
                 child, why = parent, None
                 for step in steps:  # a candidate may be a short sequence (distribute, then interchange)
                     nxt = child.then(step)
-                    why = check_step(deps, child.lowered, step, nxt.lowered)
+                    why = check_step(deps, child.lowered, step, nxt.lowered, cfg.explain)
                     child = nxt
                     if why is not None:
                         child = parent.then(*steps)
