@@ -85,6 +85,23 @@ class IllFormed(ValueError):
 
 
 def loop_tree(lowered: Lowered) -> LoopTree:
+    """The loop tree of a lowered schedule (built once per schedule: legality, features and code
+    generation all ask for it)."""
+    cached = lowered.__dict__.get("_loop_tree")
+    if cached is not None:
+        if isinstance(cached, IllFormed):
+            raise cached
+        return cached
+    try:
+        tree = _build_tree(lowered)
+    except IllFormed as e:
+        lowered.__dict__["_loop_tree"] = e
+        raise
+    lowered.__dict__["_loop_tree"] = tree
+    return tree
+
+
+def _build_tree(lowered: Lowered) -> LoopTree:
     rows = lowered.rows
     n = lowered.n_rows
 
