@@ -315,7 +315,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     """
     import time
 
-    from .costmodel.store import save_model
+    from .costmodel.store import round_to_half, save_model
     from .costmodel.train import (
         TrainConfig, evaluate, git_revision, load_examples, split_by_program, train_ensemble,
     )
@@ -333,6 +333,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     cfg = TrainConfig(epochs=epochs, hidden=hidden, lr=lr, loss=loss, rank_weight=rank_weight,
                       batch_programs=batch_programs, seed=seed, threads=threads)
     model, info = train_ensemble(tr, va, cfg, members, log=click.echo)
+    round_to_half(model)  # as it is stored: the metrics are those of the shipped weights
     metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr)}
     meta = {"points": ds.points, "programs": ds.programs, "dataset_hash": ds.digest, **ds.meta,
             "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr, "loss": loss,

@@ -32,15 +32,28 @@ def default_model_path() -> Path:
     return Path(env) if env else models_dir() / DEFAULT_MODEL
 
 
+def round_to_half(model: torch.nn.Module) -> None:
+    """Round the parameters to float16 precision in place: that is how they are stored (a
+    two-member ensemble is 5 MB instead of 10), so the model that is evaluated before saving is
+    exactly the one that loads."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.half().float())
+
+
 def save_model(model: CostModel | Ensemble, path: str | Path, meta: dict) -> None:
+    """Write weights (parameters as float16; `model` is rounded to them in place) and metadata."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(model, CostModel):
         model = Ensemble([model])
     meta = dict(meta, feature_version=FEATURE_VERSION, architecture=ARCHITECTURE, hidden=model.hidden,
                 members=len(model.members))
+    round_to_half(model)
+    params = {name for name, _ in model.named_parameters()}
+    state = {k: v.half() if k in params else v for k, v in model.state_dict().items()}
     tmp = path.with_suffix(".tmp")
-    torch.save({"state": model.state_dict(), "meta": meta}, tmp)
+    torch.save({"state": state, "meta": meta}, tmp)
     os.replace(tmp, path)
     path.with_suffix(".json").write_text(json.dumps(meta, indent=1, sort_keys=True))
 
