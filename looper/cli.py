@@ -231,11 +231,13 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(2, 100))
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
               help="OMP_NUM_THREADS for every timing (default: all cores).")
+@click.option("--instances", default="3e6:3e7", show_default=True, metavar="LOW:HIGH",
+              help="Statement instances per program, drawn log-uniformly (sets the programs' sizes).")
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
                 beam: int, max_affine: int, per_level: int, repeat: int, threads: int | None,
-                quiet: bool) -> None:
+                instances: str, quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
     Resumable: run the same command again after an interrupt (even kill -9); finished programs
@@ -248,8 +250,14 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
     from .runtime.machine import default_threads
 
     threads = threads or default_threads()
+    try:
+        low, high = (float(x) for x in instances.split(":"))
+        if not 1 <= low <= high:
+            raise ValueError
+    except ValueError:
+        raise LooperUsageError(f"--instances: expected LOW:HIGH with 1 <= LOW <= HIGH, got '{instances}'") from None
     cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
-                        repeats=repeat, threads=threads)
+                        repeats=repeat, threads=threads, target_low=low, target_high=high)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
     workers = workers or max(1, (os.cpu_count() or 1) // threads)
