@@ -38,6 +38,7 @@ def main() -> None:
     ap.add_argument("--kernels", default=None)
     ap.add_argument("--beam", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--max-affine", type=int, default=4, help="affine levels of the model-guided search")
     ap.add_argument("--hybrid", action="store_true")
     ap.add_argument("--measure-search", action="store_true", help="also run a measurement-guided search")
     ap.add_argument("--budget", type=float, default=None, help="time budget of that search (s)")
@@ -52,14 +53,14 @@ def main() -> None:
         measured = {r["kernel"].replace("-", "_"): r for r in json.loads(Path(args.measured).read_text())["rows"]}
     store = MeasurementStore(args.db)
     rows = []
-    print(f"# {args.size}, beam {args.beam}, {default_threads()} threads, {cpu_model()}, load {load_average():.2f}")
+    print(f"# {args.size}, beam {args.beam}, max-affine {args.max_affine}, {default_threads()} threads, {cpu_model()}, load {load_average():.2f}")
     print(f"{'kernel':15} {'search s':>8} {'pred':>6} {'model':>6} {'hybrid':>6} {'measure':>7} "
           f"{'m/meas':>6} {'h/meas':>6}  sequence (model)", flush=True)
     for name in names:
         program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         t0 = time.perf_counter()
-        res = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=args.beam))
+        res = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=args.beam, max_affine=args.max_affine))
         search_s = time.perf_counter() - t0
         answers: dict[str, Schedule] = {"model": res.best}
         ev = ExecutionEvaluator(program, repeats=args.repeat, store=store)
@@ -106,7 +107,7 @@ def main() -> None:
               + (f", hybrid/measure {(geomean([r['hybrid_speedup'] for r in rows]) or 0) / mm:.2f}"
                  if args.hybrid else ""))
     if args.json:
-        Path(args.json).write_text(json.dumps({"size": args.size, "beam": args.beam, "cpu": cpu_model(),
+        Path(args.json).write_text(json.dumps({"size": args.size, "beam": args.beam, "max_affine": args.max_affine, "cpu": cpu_model(),
                                                "threads": default_threads(), "rows": rows}, indent=1))
 
 
