@@ -38,7 +38,8 @@ def main() -> None:
     ap.add_argument("--kernels", default=None)
     ap.add_argument("--beam", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--max-affine", type=int, default=4, help="affine levels of the model-guided search")
+    ap.add_argument("--max-affine", type=int, default=None,
+                    help="affine levels of the model-guided search (default: the model's training depth)")
     ap.add_argument("--hybrid", action="store_true")
     ap.add_argument("--measure-search", action="store_true", help="also run a measurement-guided search")
     ap.add_argument("--budget", type=float, default=None, help="time budget of that search (s)")
@@ -53,14 +54,16 @@ def main() -> None:
         measured = {r["kernel"].replace("-", "_"): r for r in json.loads(Path(args.measured).read_text())["rows"]}
     store = MeasurementStore(args.db)
     rows = []
-    print(f"# {args.size}, beam {args.beam}, max-affine {args.max_affine}, {default_threads()} threads, {cpu_model()}, load {load_average():.2f}")
+    print(f"# {args.size}, beam {args.beam}, max-affine {args.max_affine or 'model'}, {default_threads()} threads, {cpu_model()}, load {load_average():.2f}")
     print(f"{'kernel':15} {'search s':>8} {'pred':>6} {'model':>6} {'hybrid':>6} {'measure':>7} "
           f"{'m/meas':>6} {'h/meas':>6}  sequence (model)", flush=True)
     for name in names:
         program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         t0 = time.perf_counter()
-        res = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=args.beam, max_affine=args.max_affine))
+        model = ModelEvaluator(program)
+        depth = args.max_affine if args.max_affine is not None else model.max_affine
+        res = beam_search(program, deps, model, SearchConfig(beam=args.beam, max_affine=depth))
         search_s = time.perf_counter() - t0
         answers: dict[str, Schedule] = {"model": res.best}
         ev = ExecutionEvaluator(program, repeats=args.repeat, store=store)
@@ -79,20 +82,22 @@ def main() -> None:
         finally:
             ev.close()
         sp = {k: s.speedup if s.ok and s.status == "ok" else None for k, s in zip(answers, scores[1:])}
+        status = {k: s.status for k, s in zip(answers, scores[1:])}
         if "measure" not in sp and ref:
             sp["measure"], starred = ref["speedup"], True
         meas = sp.get("measure")
         row = {"kernel": name.replace("_", "-"), "search_seconds": search_s, "predicted": res.best_score.speedup,
-               "model_speedup": sp["model"], "hybrid_speedup": sp.get("hybrid"),
+               "model_speedup": sp["model"], "status": status, "hybrid_speedup": sp.get("hybrid"),
                "measured_search_speedup": meas, "measured_from_older_run": starred,
                "sequence": res.best.describe(), "transformations": res.best.to_json(),
                "hybrid_sequence": answers["hybrid"].describe() if "hybrid" in answers else "",
                "measure_sequence": answers["measure"].describe() if "measure" in answers else "",
                "baseline_seconds": ev.baseline}
         rows.append(row)
+        shown = lambda k: f"{sp[k]:6.2f}" if sp.get(k) else f"{status.get(k, '-')[:6]:>6}"  # noqa: E731
         ratio = lambda x: f"{x / meas:6.2f}" if (x and meas) else "     -"  # noqa: E731
-        print(f"{row['kernel']:15} {search_s:8.1f} {row['predicted']:6.2f} {sp['model'] or 0:6.2f} "
-              f"{sp.get('hybrid') or 0:6.2f} {meas or 0:6.2f}{'*' if starred else ' '} {ratio(sp['model'])} "
+        print(f"{row['kernel']:15} {search_s:8.1f} {row['predicted']:6.2f} {shown('model')} "
+              f"{shown('hybrid')} {meas or 0:6.2f}{'*' if starred else ' '} {ratio(sp['model'])} "
               f"{ratio(sp.get('hybrid'))}  {row['sequence']}", flush=True)
     ts = [r["search_seconds"] for r in rows]
     ms = [r["model_speedup"] or 0 for r in rows]

@@ -124,8 +124,9 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
 @size_options
 @click.option("--beam", "-b", default=3, show_default=True, type=click.IntRange(1, 64),
               help="Beam width: schedules kept per level.")
-@click.option("--max-affine", default=4, show_default=True, type=click.IntRange(0, 16),
-              help="Levels of interchange / reversal / skew.")
+@click.option("--max-affine", default=None, type=click.IntRange(0, 16),
+              help="Levels of interchange / reversal / skew (default: 4 when measuring; with the model, "
+                   "as deep as its training data's search went, 2 for the shipped one).")
 @click.option("--max-fusion", default=2, show_default=True, type=click.IntRange(0, 8),
               help="Levels of fusion / distribution.")
 @click.option("--evaluator", "-e", type=click.Choice(["model", "measure", "hybrid"]), default="model",
@@ -153,7 +154,7 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
 @click.option("--explain", is_flag=True, help="Say why each rejected or failed candidate was dropped.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_friendly
-def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: int, max_affine: int,
+def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: int, max_affine: int | None,
                  max_fusion: int, evaluator: str, verify_top: int, model_path: str | None,
                  repeat: int, threads: int | None,
                  timeout: float | None, db: str | None, no_memo: bool, output: str | None,
@@ -168,8 +169,8 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
     from .codegen.harness import program_c
     from .poly.deps import compute_dependences
     from .runtime.measurements import MeasurementStore
-    from .search.beam import SearchConfig, beam_search
-    from .search.evaluators import ExecutionEvaluator
+    from .search.beam import DEFAULT_MAX_AFFINE, SearchConfig, beam_search
+    from .search.evaluators import ExecutionEvaluator, ModelEvaluator
     from .search.report import explain_lines, report_json, summary_lines
 
     program = load_program(file, size, defines)
@@ -184,9 +185,10 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
                 ev, min_gain = measure, 0.02
             else:
                 from .costmodel.store import load_model
-                from .search.evaluators import ModelEvaluator
                 model, meta = load_model(model_path)
                 ev, min_gain = ModelEvaluator(program, model, meta), 0.0
+            if max_affine is None:
+                max_affine = ev.max_affine if isinstance(ev, ModelEvaluator) else DEFAULT_MAX_AFFINE
             result = beam_search(program, deps, ev,
                                  SearchConfig(beam=beam, max_affine=max_affine, max_fusion=max_fusion,
                                               time_budget=timeout, min_gain=min_gain, explain=explain),

@@ -1,6 +1,7 @@
 """The cost model: it learns on a small committed dataset, saves and loads safely, guides the search."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import torch
 from click.testing import CliRunner
 
 from looper.cli import main
+from looper.lang.parse import parse_file
 from looper.costmodel.features import FEATURE_VERSION
 from looper.costmodel.store import ModelError, load_model, save_model
 from looper.costmodel.train import (
@@ -137,3 +139,19 @@ def test_model_guided_and_hybrid_optimize(tiny_model, tmp_path):
                                     "-e", "hybrid", "--verify-top", "2", "-q", "--db", str(tmp_path / "m.db")])
     assert res.exit_code == 0, res.output
     assert res.output.count("verified: predicted") == 2
+
+
+def test_model_guided_search_stays_as_deep_as_its_training_data(tmp_path):
+    """The model never saw longer affine sequences than its data's search made: the shipped model
+    records that depth (from the datagen config.json files) and the model-guided search uses it."""
+    from looper.costmodel.train import search_space
+    from looper.search.beam import DEFAULT_MAX_AFFINE
+    from looper.search.evaluators import ModelEvaluator
+    for name, depth in (("a", 1), ("b", 3)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps({"max_affine": depth, "max_fusion": 2}))
+    files = [tmp_path / "a" / "points-00000.parquet", tmp_path / "b" / "points-00000.parquet"]
+    assert search_space(files) == {"max_affine": 3, "max_fusion": 2}
+    program = parse_file(kernel_path("gemm"), "MINI")
+    assert ModelEvaluator(program).max_affine == 2  # the shipped model's data: --max-affine 2
+    assert ModelEvaluator(program, model=object(), meta={}).max_affine == DEFAULT_MAX_AFFINE

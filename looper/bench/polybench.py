@@ -101,7 +101,8 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -
         if evaluator == "measure":
             result = beam_search(program, deps, measure, SearchConfig(beam=beam, min_gain=0.02))
         else:
-            result = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=beam))
+            model = ModelEvaluator(program)
+            result = beam_search(program, deps, model, SearchConfig(beam=beam, max_affine=model.max_affine))
             if evaluator == "hybrid":
                 from ..search.hybrid import verify_top
                 result, _ = verify_top(program, result, 5, measure)

@@ -62,6 +62,19 @@ def parquet_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
+def search_space(files: list[Path]) -> dict:
+    """The deepest search the data's candidates came from (its datagen config.json files): the
+    model-guided search stays inside it, since the model never saw longer affine sequences."""
+    space: dict[str, int] = {}
+    for cfg in {f.parent / "config.json" for f in files}:
+        if cfg.exists():
+            c = json.loads(cfg.read_text())
+            for k in ("max_affine", "max_fusion"):
+                if k in c:
+                    space[k] = max(space.get(k, 0), int(c[k]))
+    return space
+
+
 def noise(times: list[float]) -> float:
     """How far apart the two closest repeats are, relative to the median.  The median of three
     survives one disturbed run, which (max - min) / median does not: on this machine 40% of the
@@ -108,7 +121,7 @@ def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
     meta = {
         "cpu": sorted({r["cpu"] for r in rows}), "compiler": sorted({r["compiler"] for r in rows}),
         "flags": sorted({r["flags"] for r in rows}), "threads": sorted({r["threads"] for r in rows}),
-        "rows": len(rows), "kept": len(keep),
+        "rows": len(rows), "kept": len(keep), "search_space": search_space(files),
     }
     return Dataset(examples, len(keep), len({e.program for e in examples}), digest.hexdigest()[:16], meta)
 

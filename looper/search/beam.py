@@ -75,10 +75,13 @@ class SearchResult:
         return [e for e in self.explored if e.score is not None and not e.score.ok]
 
 
+DEFAULT_MAX_AFFINE = 4  # affine levels of a measurement-guided search (a model's own depth otherwise)
+
+
 @dataclass
 class SearchConfig:
     beam: int = 3
-    max_affine: int = 4
+    max_affine: int = DEFAULT_MAX_AFFINE
     max_fusion: int = 2
     time_budget: float | None = None  # seconds; the search stops opening levels after it
     min_gain: float = 0.0  # a child replaces its parent only if faster by this fraction (noise guard)

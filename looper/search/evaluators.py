@@ -22,7 +22,7 @@ from ..runtime.machine import cpu_model, default_threads, load_average
 from ..runtime.measurements import Measurement, MeasurementStore, measurement_key
 from ..runtime.run import run_binary, status_line
 from ..transforms.schedule import Schedule
-from .beam import Score
+from .beam import DEFAULT_MAX_AFFINE, Score
 
 
 class ExecutionEvaluator:
@@ -188,6 +188,11 @@ class ModelEvaluator:
         self.info = ProgramInfo(program)
         self.predicted = 0
         self._original: float | None = None
+
+    @property
+    def max_affine(self) -> int:
+        """Affine levels to search with this model: as deep as its training data's search went."""
+        return int(self.meta.get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE))
 
     def original_prediction(self) -> float:
         """The model's prediction for the untransformed program (its speedup is 1 by definition).
