@@ -61,9 +61,7 @@ def main() -> None:
         program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         t0 = time.perf_counter()
-        model = ModelEvaluator(program)
-        depth = args.max_affine if args.max_affine is not None else model.max_affine
-        res = beam_search(program, deps, model, SearchConfig(beam=args.beam, max_affine=depth))
+        res = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=args.beam, max_affine=args.max_affine))
         search_s = time.perf_counter() - t0
         answers: dict[str, Schedule] = {"model": res.best}
         ev = ExecutionEvaluator(program, repeats=args.repeat, store=store)

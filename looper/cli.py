@@ -169,8 +169,8 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
     from .codegen.harness import program_c
     from .poly.deps import compute_dependences
     from .runtime.measurements import MeasurementStore
-    from .search.beam import DEFAULT_MAX_AFFINE, SearchConfig, beam_search
-    from .search.evaluators import ExecutionEvaluator, ModelEvaluator
+    from .search.beam import SearchConfig, beam_search
+    from .search.evaluators import ExecutionEvaluator
     from .search.report import explain_lines, report_json, summary_lines
 
     program = load_program(file, size, defines)
@@ -185,10 +185,9 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
                 ev, min_gain = measure, 0.02
             else:
                 from .costmodel.store import load_model
+                from .search.evaluators import ModelEvaluator
                 model, meta = load_model(model_path)
                 ev, min_gain = ModelEvaluator(program, model, meta), 0.0
-            if max_affine is None:
-                max_affine = ev.max_affine if isinstance(ev, ModelEvaluator) else DEFAULT_MAX_AFFINE
             result = beam_search(program, deps, ev,
                                  SearchConfig(beam=beam, max_affine=max_affine, max_fusion=max_fusion,
                                               time_budget=timeout, min_gain=min_gain, explain=explain),

@@ -101,8 +101,7 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -
         if evaluator == "measure":
             result = beam_search(program, deps, measure, SearchConfig(beam=beam, min_gain=0.02))
         else:
-            model = ModelEvaluator(program)
-            result = beam_search(program, deps, model, SearchConfig(beam=beam, max_affine=model.max_affine))
+            result = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=beam))
             if evaluator == "hybrid":
                 from ..search.hybrid import verify_top
                 result, _ = verify_top(program, result, 5, measure)

@@ -81,7 +81,7 @@ DEFAULT_MAX_AFFINE = 4  # affine levels of a measurement-guided search (a model'
 @dataclass
 class SearchConfig:
     beam: int = 3
-    max_affine: int = DEFAULT_MAX_AFFINE
+    max_affine: int | None = None  # None: the evaluator's own depth (`evaluator.max_affine`)
     max_fusion: int = 2
     time_budget: float | None = None  # seconds; the search stops opening levels after it
     min_gain: float = 0.0  # a child replaces its parent only if faster by this fraction (noise guard)
@@ -111,7 +111,9 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
     scored: dict[tuple, Score] = {_fingerprint(root): root_score}
     beam: list[tuple[Schedule, Score]] = [(root, root_score)]
     best = (root, root_score)
-    levels = level_plan(cfg.max_fusion, cfg.max_affine)
+    max_affine = cfg.max_affine if cfg.max_affine is not None else \
+        getattr(evaluator, "max_affine", DEFAULT_MAX_AFFINE)
+    levels = level_plan(cfg.max_fusion, max_affine)
     for depth, level in enumerate(levels):
         if cfg.time_budget is not None and time.perf_counter() - start > cfg.time_budget:
             break

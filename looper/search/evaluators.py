@@ -27,6 +27,7 @@ from .beam import DEFAULT_MAX_AFFINE, Score
 
 class ExecutionEvaluator:
     name = "measure"
+    max_affine = DEFAULT_MAX_AFFINE  # affine levels a search with it explores by default
 
     def __init__(self, program: Program, *, repeats: int = 3, threads: int | None = None,
                  flags: tuple[str, ...] = OPT_FLAGS, store: MeasurementStore | None = None,
