@@ -6,12 +6,15 @@
 
 Per kernel: a model-guided beam search (its wall time is the search time: nothing is compiled);
 with --hybrid also the hybrid answer (the model's 5 best candidates measured, the fastest kept);
-with --measure-search also a measurement-guided search (--budget seconds per kernel).  Then the
-original and every answer are measured together, in one binary and one run of the harness
-(warm-up with output check, --repeat timed runs, median), so their ratios come from the same
-conditions.  --measured takes the measurement-guided answers of an earlier search_bench.py JSON
-(its "transformations") and re-measures them here too; older files without them contribute their
-recorded speedup, marked with a '*'.
+with --measure-search also a measurement-guided search (--budget seconds per kernel; with --db its
+measurements are memoized there, and --replay replays such an earlier search from that memo alone,
+measuring nothing new: the same answer, none of its cost).  Then the original and every answer are
+checked, then timed afresh, together and interleaved: --rounds rounds, each running the original
+and every answer once in a fresh process (warm-up, then a timed run), median per schedule; this
+machine's speed drifts for minutes at a time, and interleaving makes the ratios share it.
+--measured takes the measurement-guided answers of an earlier search_bench.py or model_bench.py
+JSON (their "transformations" / "measure_transformations") and re-measures them here too; older
+files without them contribute their recorded speedup, marked with a '*'.
 """
 from __future__ import annotations
 
@@ -22,6 +25,9 @@ import time
 from pathlib import Path
 
 from looper.bench.polybench import ALL_KERNELS, geomean, kernel_file
+from looper.codegen.harness import split_program_c
+from looper.runtime.compile import compile_split
+from looper.runtime.run import time_interleaved
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.machine import cpu_model, default_threads, load_average
@@ -37,14 +43,18 @@ def main() -> None:
     ap.add_argument("--size", default="LARGE")
     ap.add_argument("--kernels", default=None)
     ap.add_argument("--beam", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per candidate in the searches")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved rounds of the final comparison (original and every answer)")
     ap.add_argument("--max-affine", type=int, default=None,
                     help="affine levels of the model-guided search (default: the model's training depth)")
     ap.add_argument("--hybrid", action="store_true")
     ap.add_argument("--measure-search", action="store_true", help="also run a measurement-guided search")
     ap.add_argument("--budget", type=float, default=None, help="time budget of that search (s)")
     ap.add_argument("--measured", default=None, help="search_bench.py JSON of a measurement-guided run")
-    ap.add_argument("--db", default=None)
+    ap.add_argument("--db", default=None, help="memo of the measurement-guided search")
+    ap.add_argument("--replay", action="store_true",
+                    help="replay the measurement-guided search from --db, measuring nothing new")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     names = [k.strip().replace("-", "_") for k in args.kernels.split(",")] if args.kernels else \
@@ -64,23 +74,34 @@ def main() -> None:
         res = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=args.beam, max_affine=args.max_affine))
         search_s = time.perf_counter() - t0
         answers: dict[str, Schedule] = {"model": res.best}
-        ev = ExecutionEvaluator(program, repeats=args.repeat, store=store)
+        ev = ExecutionEvaluator(program, repeats=args.repeat, memoize=False)  # everything afresh
         ref, starred = measured.get(name), False
+        ref_steps = ref and (ref.get("measure_transformations") or ref.get("transformations"))
         try:
             if args.hybrid:
-                answers["hybrid"] = verify_top(program, res, 5, ev)[0].best
+                answers["hybrid"] = verify_top(program, res, 5, ev, deps)[0].best
             if args.measure_search:
-                answers["measure"] = beam_search(program, deps, ev, SearchConfig(
-                    beam=args.beam, min_gain=0.02, time_budget=args.budget)).best
-            elif ref and ref.get("transformations") is not None:
-                answers["measure"] = Schedule.from_json(program, ref["transformations"])
-            # everything measured again, together: fresh memo keys are not needed, the memo's
-            # entries for these schedules come from this same evaluator and run conditions
-            scores = ev.evaluate(program, [Schedule(program)] + list(answers.values()))
+                searcher = ExecutionEvaluator(program, repeats=args.repeat, store=store, memo_only=args.replay)
+                try:
+                    answers["measure"] = beam_search(program, deps, searcher, SearchConfig(
+                        beam=args.beam, min_gain=0.02,
+                        time_budget=None if args.replay else args.budget)).best
+                finally:
+                    searcher.close()
+            elif ref_steps is not None:
+                answers["measure"] = Schedule.from_json(program, ref_steps)
+            scores = ev.evaluate(program, [Schedule(program)] + list(answers.values()))  # checked
+            status = {k: s.status for k, s in zip(answers, scores[1:])}
+            ok = [k for k in answers if status[k] in ("ok", "slow")]
+            binary = compile_split(*split_program_c(program, [Schedule(program).lowered]
+                                                    + [answers[k].lowered for k in ok]))
+            times = time_interleaved([(binary.path, v) for v in range(len(ok) + 1)], args.rounds,
+                                     timeout=20 * (ev.baseline or 1.0) + 10)
         finally:
             ev.close()
-        sp = {k: s.speedup if s.ok and s.status == "ok" else None for k, s in zip(answers, scores[1:])}
-        status = {k: s.status for k, s in zip(answers, scores[1:])}
+        base = statistics.median(times[0]) if times[0] else None
+        sp = {k: (base / statistics.median(t) if base and t else None) for k, t in zip(ok, times[1:])}
+        status.update({k: "ok" if sp.get(k) else "failed" for k in ok})
         if "measure" not in sp and ref:
             sp["measure"], starred = ref["speedup"], True
         meas = sp.get("measure")
@@ -90,7 +111,9 @@ def main() -> None:
                "sequence": res.best.describe(), "transformations": res.best.to_json(),
                "hybrid_sequence": answers["hybrid"].describe() if "hybrid" in answers else "",
                "measure_sequence": answers["measure"].describe() if "measure" in answers else "",
-               "baseline_seconds": ev.baseline}
+               "hybrid_transformations": answers["hybrid"].to_json() if "hybrid" in answers else None,
+               "measure_transformations": answers["measure"].to_json() if "measure" in answers else None,
+               "baseline_seconds": base, "times": dict(zip(["original"] + ok, times))}
         rows.append(row)
         shown = lambda k: f"{sp[k]:6.2f}" if sp.get(k) else f"{status.get(k, '-')[:6]:>6}"  # noqa: E731
         ratio = lambda x: f"{x / meas:6.2f}" if (x and meas) else "     -"  # noqa: E731

@@ -194,7 +194,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
                                  progress=progress.level)
             if evaluator == "hybrid":
                 from .search.hybrid import verify_top as verify
-                result, verified = verify(program, result, verify_top, measure)
+                result, verified = verify(program, result, verify_top, measure, deps)
         finally:
             measure.close()
     for line in summary_lines(program, result, evaluator):

@@ -104,7 +104,7 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -
             result = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=beam))
             if evaluator == "hybrid":
                 from ..search.hybrid import verify_top
-                result, _ = verify_top(program, result, 5, measure)
+                result, _ = verify_top(program, result, 5, measure, deps)
     finally:
         if measure is not None:
             measure.close()

@@ -7,6 +7,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 _SECTION = re.compile(r"begin dump: (\S+)(.*?)end\s+dump: \1", re.S)
 
@@ -57,6 +58,30 @@ def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: fl
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
         return RunResult(-9, _times(out), out, "", timed_out=True)
     return RunResult(res.returncode, _times(res.stdout), res.stdout, res.stderr)
+
+
+def time_interleaved(runs: Sequence[tuple[Path | str, int]], rounds: int, threads: int | None = None,
+                     timeout: float | None = None) -> list[list[float] | None]:
+    """Time several (binary, variant) pairs round-robin: each round runs every pair once, in a
+    fresh process (a warm-up run, then the timed one), in alternating order.
+
+    This 2-vCPU VM changes speed for minutes at a time (fdtd-2d's original: 1.25 s, then 1.73 s
+    five minutes later; one parallel variant 0.34 s, then 0.80 s): pairs timed one after the other
+    can land in different phases, interleaved ones share them, and their ratio holds.  A pair that
+    fails or times out gets None."""
+    out: list[list[float] | None] = [[] for _ in runs]
+    for r in range(rounds):
+        order = list(range(len(runs)))
+        for k in (order if r % 2 == 0 else order[::-1]):
+            if out[k] is None:
+                continue
+            path, variant = runs[k]
+            res = run_binary(path, variant, 2, timeout=timeout, threads=threads)
+            if not res.ok or len(res.times) < 2:
+                out[k] = None
+            else:
+                out[k].append(res.times[-1])
+    return out
 
 
 def _times(stdout: str) -> list[float]:

@@ -3,7 +3,10 @@
 `ExecutionEvaluator` measures: candidates are compiled several to one C file (to amortize gcc),
 every variant's outputs are checked against the original's in the same run that warms it up, then
 timed `repeats` times with the arrays restored before each run; the median counts.  A candidate
-that crashes, times out or computes something else is reported and never scored.  Results are
+that crashes, times out or computes something else is reported and never scored.  Outputs that
+differ only because gcc contracts a*b+c into an FMA in one loop order and not in another
+(ill-conditioned kernels such as gramschmidt amplify that rounding) are told apart from wrong code
+by a second check with both programs built with -ffp-contract=off.  Results are
 memoized in SQLite (see `looper.runtime.measurements`), so nothing is measured twice.
 """
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Callable, Sequence
 
 from ..codegen.harness import HARNESS_VERSION, kernel_function, split_program_c
 from ..ir.program import Program
-from ..runtime.compile import OPT_FLAGS, CompileError, compile_split, compiler_id
+from ..runtime.compile import EXACT_FLAGS, OPT_FLAGS, CompileError, compile_split, compiler_id
 from ..runtime.machine import cpu_model, default_threads, load_average
 from ..runtime.measurements import Measurement, MeasurementStore, measurement_key
 from ..runtime.run import run_binary, status_line
@@ -33,7 +36,8 @@ class ExecutionEvaluator:
                  flags: tuple[str, ...] = OPT_FLAGS, store: MeasurementStore | None = None,
                  memoize: bool = True, batch_size: int = 8, slow_factor: float = 2.0,
                  timeout_factor: float = 4.0, min_timeout: float = 5.0,
-                 progress: Callable[[int, int], None] | None = None, timing_lock=None):
+                 progress: Callable[[int, int], None] | None = None, timing_lock=None,
+                 memo_only: bool = False):
         self.program = program
         self.repeats = repeats
         self.threads = threads or default_threads()
@@ -47,11 +51,14 @@ class ExecutionEvaluator:
         self.timing_lock = timing_lock or contextlib.nullcontext
         self.workdir = Path(tempfile.mkdtemp(prefix="looper-eval-"))
         self.reference = self.workdir / "reference.bin"
+        self.exact_reference = self.workdir / "reference-exact.bin"
         self.baseline: float | None = None
         self.baseline_times: list[float] = []
         self.best_time: float | None = None
         self.has_reference = False
         self.measured = 0  # candidates actually run (memo misses)
+        # replay an earlier search from the memo alone: a miss is "unmeasured", nothing is run
+        self.memo_only = memo_only
 
     def close(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -126,6 +133,29 @@ class ExecutionEvaluator:
             self.best_time = self.baseline
             self._record(key, Measurement("ok", times, 0.0, "baseline", load_average()), root)
 
+    def _exact_flags(self) -> tuple[str, ...]:
+        return self.flags + tuple(f for f in EXACT_FLAGS if f not in self.flags)
+
+    def _same_without_fma(self, program: Program, schedule: Schedule, timeout: float) -> bool:
+        """Whether `schedule` computes what the original does once neither contracts FMAs."""
+        flags = self._exact_flags()
+        if flags == self.flags:
+            return False  # the check that failed was already exact
+        try:
+            if not self.exact_reference.exists():
+                ref = compile_split(*split_program_c(program, [Schedule(program).lowered]), flags)
+                with self.timing_lock():
+                    if not run_binary(ref.path, 0, 1, timeout=timeout, threads=self.threads,
+                                      mode=f"save:{self.exact_reference}").ok:
+                        return False
+            cand = compile_split(*split_program_c(program, [schedule.lowered]), flags)
+        except CompileError:
+            return False
+        with self.timing_lock():
+            res = run_binary(cand.path, 0, 1, timeout=timeout, threads=self.threads,
+                             mode=f"check:{self.exact_reference}")
+        return res.ok and status_line(res.stdout, "CHECK") == "0"
+
     def _score(self, m: Measurement) -> Score:
         if m.status in ("ok", "slow") and m.times:
             t = statistics.median(m.times)
@@ -149,6 +179,10 @@ class ExecutionEvaluator:
                 out[k] = self._score(m)
             else:
                 pending.append((k, s, key))
+        if self.memo_only:
+            for k, _s, _key in pending:
+                out[k] = Score(None, "unmeasured", "not in the memo")
+            pending = []
         done = 0
         if pending:
             self._ensure_baseline(need_reference=True)
@@ -165,6 +199,10 @@ class ExecutionEvaluator:
             for j, (k, s, key) in enumerate(batch):
                 cutoff, timeout = self._limits()
                 m = self._run(binary.path, j, f"check:{self.reference}", cutoff, timeout)
+                if m.status == "wrong" and self._same_without_fma(program, s, timeout):
+                    m = self._run(binary.path, j, "-", cutoff, timeout)
+                    if m.status == "ok":
+                        m.detail = "outputs differ by FMA rounding only (equal with -ffp-contract=off)"
                 self.measured += 1
                 self._record(key, m, s)
                 out[k] = self._score(m)
@@ -178,6 +216,7 @@ class ModelEvaluator:
     """Scores from the learned cost model: predicted speedups, batched over a beam's candidates."""
 
     name = "model"
+    predicts = True  # its answers drop idle reversals (search.simplify): it over-credits them
 
     def __init__(self, program: Program, model=None, meta: dict | None = None):
         from ..costmodel.features import ProgramInfo

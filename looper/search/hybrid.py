@@ -4,9 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.program import Program
+from ..poly.deps import Dependences
 from ..transforms.schedule import Schedule
 from .beam import Score, SearchResult, _fingerprint
 from .evaluators import ExecutionEvaluator
+from .simplify import drop_idle_reversals
 
 
 @dataclass
@@ -16,26 +18,31 @@ class Verified:
     measured: Score
 
 
-def top_candidates(result: SearchResult, k: int) -> list[tuple[Schedule, float]]:
-    """The k best distinct schedules by predicted speedup (the original excluded)."""
+def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
+                   ) -> list[tuple[Schedule, float]]:
+    """The k best distinct schedules by predicted speedup (the original excluded).  With `deps`,
+    each without the reversals it does not need (search.simplify; its prediction is the one of
+    the sequence with them)."""
     seen, out = set(), []
     ranked = sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
                     key=lambda e: -e.score.speedup)
     for e in ranked:
-        fp = _fingerprint(e.schedule)
-        if fp in seen:
+        s = drop_idle_reversals(deps, e.schedule) if deps is not None else e.schedule
+        fp = _fingerprint(s)
+        if fp in seen or not s.steps:
             continue
         seen.add(fp)
-        out.append((e.schedule, e.score.speedup))
+        out.append((s, e.score.speedup))
         if len(out) == k:
             break
     return out
 
 
-def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator
-               ) -> tuple[SearchResult, list[Verified]]:
-    """Measure the model's k best candidates; the fastest measured one (or the original) wins."""
-    cands = top_candidates(result, k)
+def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
+               deps: Dependences | None = None) -> tuple[SearchResult, list[Verified]]:
+    """Measure the model's k best candidates (without idle reversals when given `deps`); the
+    fastest measured one (or the original) wins."""
+    cands = top_candidates(result, k, deps)
     scores = evaluator.evaluate(program, [Schedule(program)] + [s for s, _ in cands])
     verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
     best_s, best_sc = Schedule(program), Score(1.0, "ok", "original", scores[0].times, predicted=1.0)

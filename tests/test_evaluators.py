@@ -1,0 +1,72 @@
+"""The measuring evaluator's output check: wrong code is never scored; FMA rounding is not wrong."""
+from __future__ import annotations
+
+from looper.lang.parse import parse_file
+from looper.search.evaluators import ExecutionEvaluator
+from looper.transforms.primitives import Fuse, Interchange
+from looper.transforms.schedule import Schedule
+
+from conftest import kernel_path
+
+# The model's MEDIUM answer for gramschmidt.  Legal, but built with gcc -O3 -march=native its
+# loop order contracts different a*b+c into FMAs than the original's, and the kernel is
+# ill-conditioned enough that R differs far beyond rounding tolerance, already at MINI.
+GRAMSCHMIDT_ANSWER = [
+    {"kind": "distribute", "statements": ["S4", "S5", "S6"], "row": 3, "cuts": [1]},
+    {"kind": "distribute", "statements": ["S5", "S6"], "row": 3, "cuts": [1]},
+    {"kind": "interchange", "statements": ["S5"], "row_a": 3, "row_b": 5},
+    {"kind": "interchange", "statements": ["S6"], "row_a": 3, "row_b": 5},
+]
+
+
+def _evaluate(program, schedule):
+    ev = ExecutionEvaluator(program, repeats=2, threads=2, memoize=False)
+    try:
+        return ev.evaluate(program, [schedule])[0]
+    finally:
+        ev.close()
+
+
+def test_fma_rounding_alone_is_not_wrong():
+    p = parse_file(kernel_path("gramschmidt"), "MINI")
+    score = _evaluate(p, Schedule.from_json(p, GRAMSCHMIDT_ANSWER))
+    assert score.status == "ok" and score.speedup and len(score.times) == 2
+    assert "FMA" in score.detail
+
+
+def test_illegal_schedule_is_wrong_and_not_scored():
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    fuse = Fuse(("S0",), ("S1",), 3, (1,))
+    illegal = Schedule(p).then(fuse, Interchange(("S0", "S1"), 1, 3))  # time inside space: wrong
+    score = _evaluate(p, illegal)
+    assert score.status == "wrong" and score.speedup is None and "differ" in score.detail
+
+
+def test_memo_only_replays_and_measures_nothing(tmp_path):
+    from looper.runtime.measurements import MeasurementStore
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    s = Schedule.from_json(p, [{"kind": "parallelize", "loops": [[["S0"], 3], [["S1"], 3]]}])
+    store = MeasurementStore(tmp_path / "memo.sqlite")
+    first = ExecutionEvaluator(p, repeats=2, threads=2, store=store)
+    measured = first.evaluate(p, [s])[0]
+    first.close()
+    replay = ExecutionEvaluator(p, repeats=2, threads=2, store=store, memo_only=True)
+    again, missing = replay.evaluate(p, [s, Schedule(p).then(Fuse(("S0",), ("S1",), 3, (1,)))])
+    replay.close()
+    assert measured.times and replay.measured == 0  # "slow" too: a parallel loop at MINI costs
+    assert (again.status, again.times) == (measured.status, measured.times)
+    assert missing.status == "unmeasured" and missing.speedup is None
+
+
+def test_interleaved_timing(tmp_path):
+    from looper.codegen.harness import split_program_c
+    from looper.runtime.compile import compile_split
+    from looper.runtime.run import time_interleaved
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    b = compile_split(*split_program_c(p, [Schedule(p).lowered, Schedule(p).lowered]))
+    false = tmp_path / "fails"
+    false.write_text("#!/bin/sh\nexit 1\n")
+    false.chmod(0o755)
+    out = time_interleaved([(b.path, 0), (b.path, 1), (false, 0)], rounds=3, threads=1)
+    assert len(out[0]) == 3 and len(out[1]) == 3 and all(t > 0 for t in out[0] + out[1])
+    assert out[2] is None
