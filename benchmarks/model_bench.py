@@ -25,9 +25,6 @@ import time
 from pathlib import Path
 
 from looper.bench.polybench import ALL_KERNELS, geomean, kernel_file
-from looper.codegen.harness import split_program_c
-from looper.runtime.compile import compile_split
-from looper.runtime.run import time_interleaved
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.machine import cpu_model, default_threads, load_average
@@ -48,6 +45,8 @@ def main() -> None:
                     help="interleaved rounds of the final comparison (original and every answer)")
     ap.add_argument("--max-affine", type=int, default=None,
                     help="affine levels of the model-guided search (default: the model's training depth)")
+    ap.add_argument("--min-gain", type=float, default=None,
+                    help="the model-guided search's min_gain (default: the model evaluator's)")
     ap.add_argument("--hybrid", action="store_true")
     ap.add_argument("--measure-search", action="store_true", help="also run a measurement-guided search")
     ap.add_argument("--budget", type=float, default=None, help="time budget of that search (s)")
@@ -71,7 +70,8 @@ def main() -> None:
         program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         t0 = time.perf_counter()
-        res = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=args.beam, max_affine=args.max_affine))
+        config = SearchConfig(beam=args.beam, max_affine=args.max_affine, min_gain=args.min_gain)
+        res = beam_search(program, deps, ModelEvaluator(program), config)
         search_s = time.perf_counter() - t0
         answers: dict[str, Schedule] = {"model": res.best}
         ev = ExecutionEvaluator(program, repeats=args.repeat, memoize=False)  # everything afresh
@@ -84,7 +84,7 @@ def main() -> None:
                 searcher = ExecutionEvaluator(program, repeats=args.repeat, store=store, memo_only=args.replay)
                 try:
                     answers["measure"] = beam_search(program, deps, searcher, SearchConfig(
-                        beam=args.beam, min_gain=0.02,
+                        beam=args.beam,
                         time_budget=None if args.replay else args.budget)).best
                 finally:
                     searcher.close()
@@ -93,10 +93,7 @@ def main() -> None:
             scores = ev.evaluate(program, [Schedule(program)] + list(answers.values()))  # checked
             status = {k: s.status for k, s in zip(answers, scores[1:])}
             ok = [k for k in answers if status[k] in ("ok", "slow")]
-            binary = compile_split(*split_program_c(program, [Schedule(program).lowered]
-                                                    + [answers[k].lowered for k in ok]))
-            times = time_interleaved([(binary.path, v) for v in range(len(ok) + 1)], args.rounds,
-                                     timeout=20 * (ev.baseline or 1.0) + 10)
+            times = ev.time_together(program, [Schedule(program)] + [answers[k] for k in ok], args.rounds)
         finally:
             ev.close()
         base = statistics.median(times[0]) if times[0] else None

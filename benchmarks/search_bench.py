@@ -74,7 +74,7 @@ def main() -> None:
         ms = 0.0 if args.no_machinery else machinery_ms_per_candidate(program, deps)
         ev = ExecutionEvaluator(program, repeats=args.repeat, store=store)
         try:
-            r = beam_search(program, deps, ev, SearchConfig(beam=args.beam, time_budget=args.timeout, min_gain=0.02))
+            r = beam_search(program, deps, ev, SearchConfig(beam=args.beam, time_budget=args.timeout))
         finally:
             ev.close()
         row = {"kernel": name.replace("_", "-"), "size": args.size, "sequence": r.best.describe(),

@@ -182,15 +182,15 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
                                      memoize=not no_memo, progress=progress.candidate)
         try:
             if evaluator == "measure":
-                ev, min_gain = measure, 0.02
+                ev = measure
             else:
                 from .costmodel.store import load_model
                 from .search.evaluators import ModelEvaluator
                 model, meta = load_model(model_path)
-                ev, min_gain = ModelEvaluator(program, model, meta), 0.0
+                ev = ModelEvaluator(program, model, meta)
             result = beam_search(program, deps, ev,
                                  SearchConfig(beam=beam, max_affine=max_affine, max_fusion=max_fusion,
-                                              time_budget=timeout, min_gain=min_gain, explain=explain),
+                                              time_budget=timeout, explain=explain),
                                  progress=progress.level)
             if evaluator == "hybrid":
                 from .search.hybrid import verify_top as verify

@@ -70,3 +70,31 @@ def test_interleaved_timing(tmp_path):
     out = time_interleaved([(b.path, 0), (b.path, 1), (false, 0)], rounds=3, threads=1)
     assert len(out[0]) == 3 and len(out[1]) == 3 and all(t > 0 for t in out[0] + out[1])
     assert out[2] is None
+
+
+def test_hybrid_verification_checks_then_times_interleaved():
+    from looper.poly.deps import compute_dependences
+    from looper.search.beam import SearchConfig, beam_search
+    from looper.search.hybrid import verify_top
+    from looper.search.simplify import drop_idle_reversals
+    from helpers import HashScores
+    p = parse_file(kernel_path("jacobi_1d"), "SMALL")
+    d = compute_dependences(p)
+    result = beam_search(p, d, HashScores(3), SearchConfig(beam=2, max_affine=2))
+    ev = ExecutionEvaluator(p, repeats=2, threads=2, memoize=False)
+    try:
+        out, verified = verify_top(p, result, 3, ev, d, rounds=2)
+    finally:
+        ev.close()
+    assert len(verified) == 3
+    for v in verified:
+        assert drop_idle_reversals(d, v.schedule).steps == v.schedule.steps
+        assert v.measured.status in ("ok", "wrong", "crash", "timeout")  # "slow" ones were re-timed
+        if v.measured.status == "ok":
+            assert len(v.measured.times) == 2 and "interleaved" in v.measured.detail
+    ok = [v for v in verified if v.measured.status == "ok"]
+    fastest = max(ok, key=lambda v: v.measured.speedup, default=None)
+    if fastest is not None and fastest.measured.speedup > 1.0:
+        assert out.best is fastest.schedule and out.best_score.speedup == fastest.measured.speedup
+    else:
+        assert not out.best.steps

@@ -1,4 +1,4 @@
-"""A model-guided answer keeps only the reversals a later step needs to be legal."""
+"""Model-guided answers: only the reversals a later step needs, and only a clear predicted gain."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -83,3 +83,25 @@ def test_model_guided_answer_drops_idle_reversals(tmp_path):
         if isinstance(t, Reverse):
             assert check_schedule(d, Schedule(p, best.steps[:k] + best.steps[k + 1:])) is not None
     assert differential(p, [kept, best], tmp_path) == []
+
+
+class SlightlyBetter:
+    """A 'model' that predicts every transformed schedule 1-4% faster than the original."""
+
+    name = "model"
+    predicts = True
+    min_answer_gain = 0.05
+
+    def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
+        return [Score(1.0 + 0.01 * min(len(s.steps), 4)) for s in schedules]
+
+
+def test_model_answer_must_beat_the_original_by_its_margin():
+    p, d = _program()
+    cfg = SearchConfig(beam=2, max_affine=2, max_fusion=0)
+    assert not beam_search(p, d, SlightlyBetter(), cfg).best.steps
+    SlightlyBetter.min_answer_gain = 0.02
+    try:
+        assert len(beam_search(p, d, SlightlyBetter(), cfg).best.steps) >= 3
+    finally:
+        SlightlyBetter.min_answer_gain = 0.05

@@ -99,7 +99,7 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -
         measure = ExecutionEvaluator(program, threads=threads, repeats=1 if evaluator == "hybrid" else 3)
     try:
         if evaluator == "measure":
-            result = beam_search(program, deps, measure, SearchConfig(beam=beam, min_gain=0.02))
+            result = beam_search(program, deps, measure, SearchConfig(beam=beam))
         else:
             result = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=beam))
             if evaluator == "hybrid":

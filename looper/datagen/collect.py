@@ -103,7 +103,7 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
                             timing_lock=lambda: machine_lock(cfg.lock_path))
     try:
         result = beam_search(program, deps, ev, SearchConfig(
-            beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion, min_gain=0.02,
+            beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion,
             max_per_parent=cfg.max_per_parent, seed=seed))
     finally:
         ev.close()

@@ -86,7 +86,9 @@ class SearchConfig:
     max_affine: int | None = None  # None: the evaluator's own depth (`evaluator.max_affine`)
     max_fusion: int = 2
     time_budget: float | None = None  # seconds; the search stops opening levels after it
-    min_gain: float = 0.0  # a child replaces its parent only if faster by this fraction (noise guard)
+    # a child replaces its parent only if faster by this fraction (a guard against the evaluator's
+    # noise or error); None: the evaluator's own `min_gain` (0 when it has none)
+    min_gain: float | None = None
     keep_root: bool = True  # the original stays in the beam as an extra member at every level
     max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
     seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
@@ -118,6 +120,7 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
     best = (root, root_score)
     max_affine = cfg.max_affine if cfg.max_affine is not None else \
         getattr(evaluator, "max_affine", DEFAULT_MAX_AFFINE)
+    min_gain = cfg.min_gain if cfg.min_gain is not None else getattr(evaluator, "min_gain", 0.0)
     levels = level_plan(cfg.max_fusion, max_affine)
     for depth, level in enumerate(levels):
         if cfg.time_budget is not None and time.perf_counter() - start > cfg.time_budget:
@@ -165,7 +168,7 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
                 e.score = sc
                 scored[_fingerprint(e.schedule)] = sc
         # "apply nothing" keeps every parent; with noisy scores a child must beat it by min_gain
-        pool = [(s, sc, sc.speedup * (1 + cfg.min_gain)) for s, sc in beam] + \
+        pool = [(s, sc, sc.speedup * (1 + min_gain)) for s, sc in beam] + \
                [(e.schedule, e.score, e.score.speedup) for e in fresh if e.score is not None and e.score.ok]
         pool.sort(key=lambda p: -p[2])
         next_beam: list[tuple[Schedule, Score]] = []
@@ -181,7 +184,7 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
         if cfg.keep_root and all(s.steps for s, _ in next_beam):
             next_beam.append((root, root_score))  # the plain path from the original stays open
         beam = next_beam
-        if beam and beam[0][1].speedup > best[1].speedup * (1 + cfg.min_gain):
+        if beam and beam[0][1].speedup > best[1].speedup * (1 + min_gain):
             best = beam[0]
     drop = cfg.drop_idle_reversals
     if drop is None:
@@ -189,6 +192,9 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
     if drop and best[0].steps:
         simple = drop_idle_reversals(deps, best[0])
         if simple.steps != best[0].steps:
-            score = evaluator.evaluate(program, [simple])[0]
-            best = (simple, score) if score.ok and score.speedup > root_score.speedup else (root, root_score)
+            best = (simple, evaluator.evaluate(program, [simple])[0])
+    # an answer must beat the original by the evaluator's margin (a model's error), or it is none
+    margin = getattr(evaluator, "min_answer_gain", 0.0)
+    if best[0].steps and not (best[1].ok and best[1].speedup > root_score.speedup * (1 + margin)):
+        best = (root, root_score)
     return SearchResult(best[0], best[1], explored, time.perf_counter() - start, machinery, levels)

@@ -1,6 +1,7 @@
 """Hybrid search: the model ranks, measurement decides among the model's K best candidates."""
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from ..ir.program import Program
@@ -39,12 +40,23 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
 
 
 def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
-               deps: Dependences | None = None) -> tuple[SearchResult, list[Verified]]:
+               deps: Dependences | None = None, rounds: int = 3) -> tuple[SearchResult, list[Verified]]:
     """Measure the model's k best candidates (without idle reversals when given `deps`); the
-    fastest measured one (or the original) wins."""
+    fastest (or the original) wins.  The evaluator checks each candidate's outputs; those that
+    compute the right thing are then timed with the original, interleaved over `rounds` rounds
+    (candidates timed one after the other were picked by this machine's drift as often as by
+    their speed), and their medians decide."""
     cands = top_candidates(result, k, deps)
     scores = evaluator.evaluate(program, [Schedule(program)] + [s for s, _ in cands])
     verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
+    good = [v for v in verified if v.measured.status in ("ok", "slow")]
+    if good and rounds > 0:
+        times = evaluator.time_together(program, [Schedule(program)] + [v.schedule for v in good], rounds)
+        base = statistics.median(times[0]) if times[0] else None
+        for v, t in zip(good, times[1:]):
+            if base and t:
+                v.measured = Score(base / statistics.median(t), "ok", "timed interleaved with the original",
+                                   t, predicted=v.predicted)
     best_s, best_sc = Schedule(program), Score(1.0, "ok", "original", scores[0].times, predicted=1.0)
     for v in verified:
         if v.measured.ok and v.measured.status == "ok" and v.measured.speedup > best_sc.speedup:
