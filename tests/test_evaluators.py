@@ -76,7 +76,7 @@ def test_hybrid_verification_checks_then_times_interleaved():
     from looper.poly.deps import compute_dependences
     from looper.search.beam import SearchConfig, beam_search
     from looper.search.hybrid import verify_top
-    from looper.search.simplify import drop_idle_reversals
+    from looper.search.simplify import drop_idle_enablers
     from helpers import HashScores
     p = parse_file(kernel_path("jacobi_1d"), "SMALL")
     d = compute_dependences(p)
@@ -88,7 +88,7 @@ def test_hybrid_verification_checks_then_times_interleaved():
         ev.close()
     assert len(verified) == 3
     for v in verified:
-        assert drop_idle_reversals(d, v.schedule).steps == v.schedule.steps
+        assert drop_idle_enablers(d, v.schedule).steps == v.schedule.steps
         assert v.measured.status in ("ok", "wrong", "crash", "timeout")  # "slow" ones were re-timed
         if v.measured.status == "ok":
             assert len(v.measured.times) == 2 and "interleaved" in v.measured.detail

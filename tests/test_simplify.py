@@ -8,8 +8,8 @@ from looper.lang.parse import parse_source
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_schedule
 from looper.search.beam import Score, SearchConfig, beam_search
-from looper.search.simplify import drop_idle_reversals
-from looper.transforms.primitives import Interchange, Parallelize, Reverse, Unroll
+from looper.search.simplify import drop_idle_enablers
+from looper.transforms.primitives import Interchange, Parallelize, Reverse, Skew, Tile, Unroll
 from looper.transforms.schedule import Schedule
 
 from helpers import differential
@@ -43,7 +43,7 @@ def test_an_enabling_reversal_stays():
     s = Schedule(p, (Reverse(("S0",), 3), Interchange(("S0",), 1, 3)))
     assert check_schedule(d, s) is None
     assert check_schedule(d, Schedule(p, s.steps[1:])) is not None  # the interchange needs it
-    assert drop_idle_reversals(d, s).steps == s.steps
+    assert drop_idle_enablers(d, s).steps == s.steps
 
 
 def test_idle_reversals_go_and_the_rest_stays():
@@ -51,12 +51,24 @@ def test_idle_reversals_go_and_the_rest_stays():
     s = Schedule(p, (Reverse(("S1",), 1), Reverse(("S0",), 3), Interchange(("S0",), 1, 3),
                      Reverse(("S0",), 3), Parallelize(((("S1",), 1),)), Unroll(((("S1",), 3),), 4)))
     assert check_schedule(d, s) is None
-    simple = drop_idle_reversals(d, s)
+    simple = drop_idle_enablers(d, s)
     # the first reversal of S0's j enables the interchange; the second one (of the new inner
     # loop, i) and S1's reversal of its parallel loop enable nothing
     assert [t.kind for t in simple.steps] == ["reverse", "interchange", "parallelize", "unroll"]
     assert simple.steps[0] == Reverse(("S0",), 3)
     assert check_schedule(d, simple) is None
+
+
+def test_a_skew_stays_when_a_tiling_needs_it_and_goes_when_nothing_does(tmp_path):
+    p, d = _program()
+    skew = Skew(("S0",), (1, 3), ((1, 0), (1, 1)))  # j' = i + j: distance (1, -1) -> (1, 0)
+    tile = Tile(((("S0",), (1, 3), (8, 8)),))
+    s = Schedule(p, (Skew(("S1",), (1, 3), ((1, 0), (2, 1))), skew, tile))
+    assert check_schedule(d, s) is None
+    assert check_schedule(d, Schedule(p, (tile,))) is not None  # not permutable as written
+    simple = drop_idle_enablers(d, s)
+    assert simple.steps == (skew, tile)
+    assert differential(p, [s, simple], tmp_path) == []
 
 
 class LikesReversals:
@@ -74,7 +86,7 @@ class LikesReversals:
 def test_model_guided_answer_drops_idle_reversals(tmp_path):
     p, d = _program()
     cfg = dict(beam=3, max_affine=3, max_fusion=0)
-    kept = beam_search(p, d, LikesReversals(), SearchConfig(**cfg, drop_idle_reversals=False)).best
+    kept = beam_search(p, d, LikesReversals(), SearchConfig(**cfg, drop_idle_enablers=False)).best
     assert sum(isinstance(t, Reverse) for t in kept.steps) >= 2
     best = beam_search(p, d, LikesReversals(), SearchConfig(**cfg)).best
     assert check_schedule(d, best) is None

@@ -4,9 +4,9 @@ At every level each schedule in the beam proposes its candidates; "apply nothing
 one of them (the schedule itself, already scored).  Illegal candidates are pruned by isl before
 any evaluator sees them; a sequence already explored is never evaluated again, and neither is a
 candidate whose lowered schedule equals one already scored.  The K best survive; the answer is the
-best schedule seen at any level (a model-guided answer without the reversals it does not need:
-`search.simplify`).  The original schedule is kept as an extra beam member, so that
-the plain path (original -> parallel -> tile -> unroll) is always explored, however the earlier
+best schedule seen at any level (a model-guided one without the reversals and skews it does not
+need: `search.simplify`).  The original schedule is kept as an extra beam member, so that the
+plain path (original -> parallel -> tile -> unroll) is always explored, however the earlier
 levels were decided.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..poly.deps import Dependences
 from ..poly.legality import check_step
 from ..transforms.schedule import Schedule
 from .candidates import generate, level_plan
-from .simplify import drop_idle_reversals
+from .simplify import drop_idle_enablers
 
 
 @dataclass
@@ -93,9 +93,9 @@ class SearchConfig:
     max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
     seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
     explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
-    # drop the answer's reversals that no later step needs (see search.simplify); None: when the
-    # evaluator predicts instead of measuring (`evaluator.predicts`)
-    drop_idle_reversals: bool | None = None
+    # drop the answer's reversals and skews that no later step needs (see search.simplify);
+    # None: when the evaluator predicts instead of measuring (`evaluator.predicts`)
+    drop_idle_enablers: bool | None = None
 
 
 def _fingerprint(s: Schedule) -> tuple:
@@ -186,11 +186,11 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
         beam = next_beam
         if beam and beam[0][1].speedup > best[1].speedup * (1 + min_gain):
             best = beam[0]
-    drop = cfg.drop_idle_reversals
+    drop = cfg.drop_idle_enablers
     if drop is None:
         drop = getattr(evaluator, "predicts", False)
     if drop and best[0].steps:
-        simple = drop_idle_reversals(deps, best[0])
+        simple = drop_idle_enablers(deps, best[0])
         if simple.steps != best[0].steps:
             best = (simple, evaluator.evaluate(program, [simple])[0])
     # an answer must beat the original by the evaluator's margin (a model's error), or it is none

@@ -230,7 +230,7 @@ class ModelEvaluator:
     """Scores from the learned cost model: predicted speedups, batched over a beam's candidates."""
 
     name = "model"
-    predicts = True  # its answers drop idle reversals (search.simplify): it over-credits them
+    predicts = True  # its answers drop idle reversals and skews (search.simplify)
     # An answer predicted less than 5% faster than the original is not worth the risk: the model's
     # median error on held-out programs is 18%.  MEDIUM gesummv and trisolv: predicted 1.01x and
     # 1.05x, measured 0.57x and 0.80x.  (The same 5% asked of every step, as `min_gain`, cut the

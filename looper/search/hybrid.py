@@ -9,7 +9,7 @@ from ..poly.deps import Dependences
 from ..transforms.schedule import Schedule
 from .beam import Score, SearchResult, _fingerprint
 from .evaluators import ExecutionEvaluator
-from .simplify import drop_idle_reversals
+from .simplify import drop_idle_enablers
 
 
 @dataclass
@@ -22,13 +22,13 @@ class Verified:
 def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
                    ) -> list[tuple[Schedule, float]]:
     """The k best distinct schedules by predicted speedup (the original excluded).  With `deps`,
-    each without the reversals it does not need (search.simplify; its prediction is the one of
-    the sequence with them)."""
+    each without the reversals and skews it does not need (search.simplify; its prediction is the
+    one of the sequence with them)."""
     seen, out = set(), []
     ranked = sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
                     key=lambda e: -e.score.speedup)
     for e in ranked:
-        s = drop_idle_reversals(deps, e.schedule) if deps is not None else e.schedule
+        s = drop_idle_enablers(deps, e.schedule) if deps is not None else e.schedule
         fp = _fingerprint(s)
         if fp in seen or not s.steps:
             continue
@@ -41,8 +41,8 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
 
 def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
                deps: Dependences | None = None, rounds: int = 3) -> tuple[SearchResult, list[Verified]]:
-    """Measure the model's k best candidates (without idle reversals when given `deps`); the
-    fastest (or the original) wins.  The evaluator checks each candidate's outputs; those that
+    """Measure the model's k best candidates (without idle reversals and skews when given `deps`);
+    the fastest (or the original) wins.  The evaluator checks each candidate's outputs; those that
     compute the right thing are then timed with the original, interleaved over `rounds` rounds
     (candidates timed one after the other were picked by this machine's drift as often as by
     their speed), and their medians decide."""
