@@ -114,8 +114,9 @@ def main() -> None:
         rows.append(row)
         shown = lambda k: f"{sp[k]:6.2f}" if sp.get(k) else f"{status.get(k, '-')[:6]:>6}"  # noqa: E731
         ratio = lambda x: f"{x / meas:6.2f}" if (x and meas) else "     -"  # noqa: E731
+        meas_text = f"{meas:7.2f}" if meas else "      -"
         print(f"{row['kernel']:15} {search_s:8.1f} {row['predicted']:6.2f} {shown('model')} "
-              f"{shown('hybrid')} {meas or 0:6.2f}{'*' if starred else ' '} {ratio(sp['model'])} "
+              f"{shown('hybrid')} {meas_text}{'*' if starred else ' '} {ratio(sp['model'])} "
               f"{ratio(sp.get('hybrid'))}  {row['sequence']}", flush=True)
     ts = [r["search_seconds"] for r in rows]
     ms = [r["model_speedup"] or 0 for r in rows]
