@@ -34,6 +34,19 @@ def test_fma_rounding_alone_is_not_wrong():
     assert "FMA" in score.detail
 
 
+def test_rounding_is_only_an_excuse_where_the_original_depends_on_it():
+    """jacobi-1d's outputs do not change with FMA contraction: a candidate that differs from it
+    under the timing flags is wrong whatever its exact build says (a miscompile, not rounding)."""
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    legal = Schedule.from_json(p, [{"kind": "parallelize", "loops": [[["S0"], 3], [["S1"], 3]]}])
+    ev = ExecutionEvaluator(p, repeats=1, threads=2, memoize=False)
+    try:
+        ev.evaluate(p, [legal])  # writes the reference outputs
+        assert ev._same_without_fma(p, legal, 10.0) is False and ev.fma_sensitive is False
+    finally:
+        ev.close()
+
+
 def test_illegal_schedule_is_wrong_and_not_scored():
     p = parse_file(kernel_path("jacobi_1d"), "MINI")
     fuse = Fuse(("S0",), ("S1",), 3, (1,))
