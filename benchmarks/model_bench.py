@@ -93,11 +93,12 @@ def main() -> None:
             scores = ev.evaluate(program, [Schedule(program)] + list(answers.values()))  # checked
             status = {k: s.status for k, s in zip(answers, scores[1:])}
             ok = [k for k in answers if status[k] in ("ok", "slow")]
-            times = ev.time_together(program, [Schedule(program)] + [answers[k] for k in ok], args.rounds)
+            original_times, timed = ev.time_together(program, [answers[k] for k in ok], args.rounds)
         finally:
             ev.close()
-        base = statistics.median(times[0]) if times[0] else None
-        sp = {k: (base / statistics.median(t) if base and t else None) for k, t in zip(ok, times[1:])}
+        base = statistics.median(original_times) if original_times else None
+        sp = {k: speedup for k, (speedup, _t) in zip(ok, timed)}
+        times = [original_times] + [t for _s, t in timed]
         status.update({k: "ok" if sp.get(k) else "failed" for k in ok})
         if "measure" not in sp and ref:
             sp["measure"], starred = ref["speedup"], True

@@ -166,17 +166,21 @@ class ExecutionEvaluator:
         return res.ok and status_line(res.stdout, "CHECK") == "0"
 
     def time_together(self, program: Program, schedules: Sequence[Schedule], rounds: int
-                      ) -> list[list[float] | None]:
-        """Times of already-checked schedules, taken interleaved (`runtime.run.time_interleaved`:
-        this machine's speed drifts for minutes, and ratios of runs taken apart drift with it).
-        One list of `rounds` times per schedule; None for one that failed.  Nothing is memoized."""
-        binary = compile_split(*split_program_c(program, [s.lowered for s in schedules]), self.flags)
+                      ) -> tuple[list[float] | None, list[tuple[float | None, list[float] | None]]]:
+        """Already-checked schedules timed with the original, interleaved
+        (`runtime.run.time_interleaved`: this machine's speed drifts for minutes, and ratios of
+        runs taken apart drift with it).  Returns the original's `rounds` times and, per schedule,
+        its speedup (ratio of medians) and times; None where a run failed.  Nothing is memoized."""
+        lowered = [Schedule(program).lowered] + [s.lowered for s in schedules]
+        binary = compile_split(*split_program_c(program, lowered), self.flags)
         base = self.baseline or 1.0
         per_process = max(1, min(50, int(0.1 / base)))  # about 0.1 s of timed runs per process
         limit = self.min_timeout + (1 + per_process) * self.timeout_factor * base
         with self.timing_lock():
-            return time_interleaved([(binary.path, k) for k in range(len(schedules))], rounds,
-                                    threads=self.threads, timeout=limit, per_process=per_process)
+            times = time_interleaved([(binary.path, k) for k in range(len(lowered))], rounds,
+                                     threads=self.threads, timeout=limit, per_process=per_process)
+        original = statistics.median(times[0]) if times[0] else None
+        return times[0], [(original / statistics.median(t) if original and t else None, t) for t in times[1:]]
 
     def _score(self, m: Measurement) -> Score:
         if m.status in ("ok", "slow") and m.times:

@@ -1,7 +1,6 @@
 """Hybrid search: the model ranks, measurement decides among the model's K best candidates."""
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
 from ..ir.program import Program
@@ -51,12 +50,11 @@ def verify_top(program: Program, result: SearchResult, k: int, evaluator: Execut
     verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
     good = [v for v in verified if v.measured.status in ("ok", "slow")]
     if good and rounds > 0:
-        times = evaluator.time_together(program, [Schedule(program)] + [v.schedule for v in good], rounds)
-        base = statistics.median(times[0]) if times[0] else None
-        for v, t in zip(good, times[1:]):
-            if base and t:
-                v.measured = Score(base / statistics.median(t), "ok", "timed interleaved with the original",
-                                   t, predicted=v.predicted)
+        _, timed = evaluator.time_together(program, [v.schedule for v in good], rounds)
+        for v, (speedup, t) in zip(good, timed):
+            if speedup:
+                v.measured = Score(speedup, "ok", "timed interleaved with the original", t,
+                                   predicted=v.predicted)
     best_s, best_sc = Schedule(program), Score(1.0, "ok", "original", scores[0].times, predicted=1.0)
     for v in verified:
         if v.measured.ok and v.measured.status == "ok" and v.measured.speedup > best_sc.speedup:
