@@ -135,7 +135,8 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
                    "compiles and times every candidate, 'hybrid' searches with the model and measures "
                    "its --verify-top best candidates.")
 @click.option("--verify-top", default=5, show_default=True, type=click.IntRange(1, 100),
-              help="With --evaluator hybrid: how many of the model's best candidates to measure.")
+              help="With --evaluator hybrid: how many of the model's best candidates to measure "
+                   "(the best of each loop structure first).")
 @click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
               help="Cost model weights (default: models/looper-v1.pt, or $LOOPER_MODEL).")
 @click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(1, 100),

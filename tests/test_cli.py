@@ -1,6 +1,7 @@
 """The command line: compile, run, help."""
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from looper.cli import main
@@ -43,3 +44,53 @@ def test_repeated_runs_restore_the_arrays():
     three = CliRunner().invoke(main, ["run", str(kernel_path("seidel_2d")), "-s", "MINI",
                                                       "--dump", "-r", "3"])
     assert parse_dump(one.stdout) == parse_dump(three.stdout) != {}
+
+
+BIG_ARRAYS = '''
+SIZES = {"DEFAULT": dict(N=150000000, M=8)}
+
+
+def init(N: int, M: int, A: f64[N], C: f64[N], B: f64[M]):
+    for i in range(N):
+        A[i] = f64(i % 7)
+        C[i] = f64(i % 5)
+    for i in range(M):
+        B[i] = 0.0
+
+
+def kernel(N: int, M: int, A: f64[N], C: f64[N], B: f64[M]):
+    for i in range(M):
+        B[i] = A[N - 1 - i] + C[i]
+
+
+OUTPUTS = ["B"]
+'''
+
+
+@pytest.mark.slow  # 2.4 GB initialized three times: some 20 s
+def test_programs_with_over_2gb_of_arrays_build_and_run(tmp_path):
+    """2.4 GB of static arrays: with the harness in its own translation unit (how the evaluators
+    build) the default code model cannot link it; looper rebuilds with -mcmodel=medium."""
+    from looper.codegen.harness import split_program_c
+    from looper.lang.parse import parse_file
+    from looper.runtime.compile import OPT_FLAGS, compile_split
+    from looper.search.evaluators import ExecutionEvaluator
+    from looper.transforms.schedule import Schedule
+    src = tmp_path / "big.py"
+    src.write_text(BIG_ARRAYS)
+    program = parse_file(src, None)
+    binary = compile_split(*split_program_c(program, [Schedule(program).lowered]), OPT_FLAGS)
+    assert "-mcmodel=medium" in binary.flags
+    gemm = parse_file(kernel_path("gemm"), "MINI")
+    small = compile_split(*split_program_c(gemm, [Schedule(gemm).lowered]), OPT_FLAGS)
+    assert "-mcmodel=medium" not in small.flags
+    ev = ExecutionEvaluator(program, repeats=1, threads=1, memoize=False)
+    try:
+        assert ev.evaluate(program, [Schedule(program)])[0].status == "ok"
+        assert "-mcmodel=medium" in ev.build_flags
+    finally:
+        ev.close()
+    res = CliRunner().invoke(main, ["run", str(src), "--dump"])
+    assert res.exit_code == 0, res.output
+    # B[i] = A[N-1-i] + C[i] with A[i] = i % 7, C[i] = i % 5 and N - 1 = 149999999 (= 2 mod 7)
+    assert list(parse_dump(res.stdout)["B"]) == [float((149999999 - i) % 7 + i % 5) for i in range(8)]

@@ -111,3 +111,40 @@ def test_hybrid_verification_checks_then_times_interleaved():
         assert out.best is fastest.schedule and out.best_score.speedup == fastest.measured.speedup
     else:
         assert not out.best.steps
+
+
+class _LikesInterchangedTiles:
+    """A model that is sure of one structure (any interchange) and varies little within it."""
+    name = "fake-model"
+    predicts = True
+
+    def evaluate(self, program, schedules):
+        from looper.search.beam import Score
+        out = []
+        for s in schedules:
+            kinds = [t.kind for t in s.steps]
+            base = 2.0 if "interchange" in kinds else 1.2
+            out.append(Score(base + 0.1 * kinds.count("tile") + 0.05 * kinds.count("unroll")
+                             + 0.2 * kinds.count("parallelize"), "predicted"))
+        return out
+
+
+def test_hybrid_measures_distinct_structures_first():
+    """The model's k best are one structure in k tile/unroll variants; hybrid measures the best
+    of each structure before a second variant of any."""
+    from looper.poly.deps import compute_dependences
+    from looper.search.beam import SearchConfig, beam_search
+    from looper.search.hybrid import structure, top_candidates
+    p = parse_file(kernel_path("gemm"), "MINI")
+    d = compute_dependences(p)
+    result = beam_search(p, d, _LikesInterchangedTiles(), SearchConfig(beam=3, max_affine=1))
+    naive = sorted((e for e in result.evaluated if e.schedule.steps), key=lambda e: -e.score.speedup)[:4]
+    assert len({structure(e.schedule) for e in naive}) == 1  # what the old top-k measured
+    cands = top_candidates(result, 4, d)
+    keys = [structure(s) for s, _ in cands]
+    assert len(cands) == 4 and len(set(keys)) >= 2
+    assert cands[0][1] == naive[0].score.speedup  # the model's favourite still comes first
+    firsts = [i for i, key in enumerate(keys) if key not in keys[:i]]
+    assert firsts == list(range(len(firsts)))  # every structure's best before any second variant
+    preds = [pred for _, pred in cands[:len(firsts)]]
+    assert preds == sorted(preds, reverse=True)

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from ..codegen.harness import HARNESS_VERSION
 from ..lang.parse import parse_source
 from ..poly.deps import compute_dependences
-from ..runtime.compile import OPT_FLAGS, compiler_id
+from ..runtime.compile import compiler_id
 from ..runtime.machine import cpu_model, load_average
 from ..runtime.measurements import MeasurementStore
 from ..search.beam import SearchConfig, beam_search
@@ -110,7 +110,7 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
         store.close()
     common = dict(program=name, seed=seed, source=source, size=program.size_label,
                   sizes=json.dumps(program.sizes), baseline_times=list(ev.baseline_times),
-                  cpu=cpu_model(), compiler=compiler_id(), flags=" ".join(OPT_FLAGS),
+                  cpu=cpu_model(), compiler=compiler_id(), flags=" ".join(ev.build_flags),
                   threads=cfg.threads, harness=HARNESS_VERSION)
     rows = []
     for e in result.explored:

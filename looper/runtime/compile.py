@@ -19,12 +19,20 @@ from ..lang.errors import LooperError
 
 OPT_FLAGS = ("-O3", "-march=native", "-fopenmp")
 EXACT_FLAGS = ("-ffp-contract=off",)  # no FMA contraction: outputs comparable bit for bit
+# Arrays are static: beyond 2 GB of them the default code model's 32-bit offsets cannot reach
+# them and the link fails ("relocation truncated to fit").  Such programs are rebuilt with the
+# medium model (large objects addressed with 64 bits); the others keep the faster default.
+LARGE_DATA_FLAGS = ("-mcmodel=medium",)
 
 
 class CompileError(LooperError):
     """gcc rejected a program looper generated (a looper bug, reported with gcc's message)."""
 
     exit_status = 3
+
+
+class DataTooLarge(CompileError):
+    """The link failed because the static arrays outgrow the default code model."""
 
 
 def cache_dir() -> Path:
@@ -67,7 +75,8 @@ def _gcc(cmd: list[str], timeout: float, what: str) -> None:
         raise CompileError(f"{cmd[0]} took longer than {timeout:.0f} s") from None
     if res.returncode != 0:
         msg = "\n".join(res.stderr.strip().splitlines()[:30])
-        raise CompileError(f"{cmd[0]} failed on generated code ({what}):\n{msg}")
+        error = DataTooLarge if "relocation truncated to fit" in res.stderr else CompileError
+        raise error(f"{cmd[0]} failed on generated code ({what}):\n{msg}")
 
 
 def _cached(key: str, suffix: str, build) -> Path:
@@ -87,7 +96,16 @@ def _cached(key: str, suffix: str, build) -> Path:
 
 def compile_c(source: str, flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
               defines: tuple[str, ...] = ("POLYBENCH_TIME",), timeout: float = 600) -> Binary:
-    """Compile a one-file C program (cached).  `defines` become -D flags, part of the key."""
+    """Compile a one-file C program (cached).  `defines` become -D flags, part of the key.
+    Programs with more than 2 GB of arrays are built with LARGE_DATA_FLAGS added."""
+    try:
+        return _compile_c(source, tuple(flags), cc, defines, timeout)
+    except DataTooLarge:
+        return _compile_c(source, tuple(flags) + LARGE_DATA_FLAGS, cc, defines, timeout)
+
+
+def _compile_c(source: str, flags: tuple[str, ...], cc: str, defines: tuple[str, ...],
+               timeout: float) -> Binary:
     all_flags = tuple(flags) + tuple(f"-D{d}" for d in defines)
     key = build_key(source, all_flags, cc)
 
@@ -103,7 +121,16 @@ def compile_c(source: str, flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
 def compile_split(common: str, kernels: str, flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
                   defines: tuple[str, ...] = ("POLYBENCH_TIME",), timeout: float = 600) -> Binary:
     """Compile a program given as harness + kernels translation units; the harness object is
-    cached on its own, so a batch of candidates only pays for its kernels and the link."""
+    cached on its own, so a batch of candidates only pays for its kernels and the link.
+    Programs with more than 2 GB of arrays are built with LARGE_DATA_FLAGS added (both units)."""
+    try:
+        return _compile_split(common, kernels, tuple(flags), cc, defines, timeout)
+    except DataTooLarge:
+        return _compile_split(common, kernels, tuple(flags) + LARGE_DATA_FLAGS, cc, defines, timeout)
+
+
+def _compile_split(common: str, kernels: str, flags: tuple[str, ...], cc: str,
+                   defines: tuple[str, ...], timeout: float) -> Binary:
     all_flags = tuple(flags) + tuple(f"-D{d}" for d in defines)
     common_key = build_key(common, all_flags + ("-c",), cc)
 

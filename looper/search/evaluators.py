@@ -43,6 +43,9 @@ class ExecutionEvaluator:
         self.repeats = repeats
         self.threads = threads or default_threads()
         self.flags = tuple(flags)
+        # what gcc was actually given: self.flags, plus the medium code model for programs with
+        # more than 2 GB of arrays (runtime.compile)
+        self.build_flags = tuple(flags)
         self.store = store if store is not None else (MeasurementStore() if memoize else None)
         self.batch_size = batch_size
         self.slow_factor = slow_factor
@@ -122,6 +125,7 @@ class ExecutionEvaluator:
         if self.baseline is not None and (self.has_reference or not need_reference):
             return
         binary = compile_split(*split_program_c(self.program, [root.lowered]), self.flags)
+        self.build_flags = tuple(f for f in binary.flags if not f.startswith("-D"))
         with self.timing_lock():
             res = run_binary(binary.path, 0, self.repeats + 1, threads=self.threads,
                              mode=f"save:{self.reference}")

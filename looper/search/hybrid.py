@@ -18,24 +18,42 @@ class Verified:
     measured: Score
 
 
+# Steps that refine a loop structure without changing which loop runs where: candidates that
+# differ only in these are variations of one structure.
+_REFINEMENTS = ("parallelize", "tile", "unroll")
+
+
+def structure(schedule: Schedule) -> str:
+    """The schedule's loop structure: its fusion and affine steps, without the refinements."""
+    return Schedule(schedule.program, tuple(t for t in schedule.steps
+                                            if t.kind not in _REFINEMENTS)).describe()
+
+
 def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
                    ) -> list[tuple[Schedule, float]]:
-    """The k best distinct schedules by predicted speedup (the original excluded).  With `deps`,
-    each without the reversals and skews it does not need (search.simplify; its prediction is the
-    one of the sequence with them)."""
-    seen, out = set(), []
-    ranked = sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
-                    key=lambda e: -e.score.speedup)
-    for e in ranked:
+    """k distinct schedules to measure, best predicted first, one per loop structure before any
+    second of a structure.  Why: the model's k best are typically one structure with k tile sizes
+    and unroll factors (LARGE gemm: five variants of one strided interchange), so when the model
+    misjudges the structure, measuring them cannot correct it; the best of the next structures
+    (the original loop order parallelized, another interchange) can.  With `deps`, each schedule
+    loses the reversals and skews it does not need (search.simplify; its prediction is the one of
+    the sequence with them).  The original itself is excluded (verify_top always times it)."""
+    seen: set = set()
+    ranked: list[tuple[Schedule, float]] = []
+    for e in sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
+                    key=lambda e: -e.score.speedup):
         s = drop_idle_enablers(deps, e.schedule) if deps is not None else e.schedule
         fp = _fingerprint(s)
         if fp in seen or not s.steps:
             continue
         seen.add(fp)
-        out.append((s, e.score.speedup))
-        if len(out) == k:
-            break
-    return out
+        ranked.append((s, e.score.speedup))
+    firsts, rest, structures = [], [], set()
+    for s, pred in ranked:
+        key = structure(s)
+        (rest if key in structures else firsts).append((s, pred))
+        structures.add(key)
+    return (firsts + rest)[:k]
 
 
 def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
