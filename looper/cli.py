@@ -371,7 +371,8 @@ def bench_group() -> None:
 @click.option("--evaluator", "-e", type=click.Choice(["model", "measure", "hybrid"]), default=None,
               help="looper's evaluator (default: model when weights are installed, else measure).")
 @click.option("--beam", default=3, show_default=True, type=click.IntRange(1, 64))
-@click.option("--repeat", default=5, show_default=True, type=click.IntRange(1, 100))
+@click.option("--repeat", default=5, show_default=True, type=click.IntRange(1, 100),
+              help="Interleaved timing rounds (each runs every system once in a fresh process).")
 @click.option("--threads", default=None, type=click.IntRange(1, 1024), help="OMP_NUM_THREADS (default: all cores).")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False))
 @click.option("--csv", "csv_out", default=None, type=click.Path(dir_okay=False))

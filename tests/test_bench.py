@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -194,3 +195,32 @@ def test_check_only_all_kernels_all_available_peers(tmp_path):
     assert all(statuses[(r["kernel"], "gcc")] in ("checked", "ok") for r in data["results"]), statuses
     peers_wrong = any(v in ("WRONG", "crash", "timeout") for v in statuses.values())
     assert res.exit_code == (1 if peers_wrong else 0), res.output
+
+
+def test_systems_are_timed_interleaved(monkeypatch):
+    """Every round runs each system once, in alternating order; a system's time is the median of
+    its rounds; a short kernel gets several timed runs per process; a timeout drops the system
+    from later rounds."""
+    from looper.runtime.compile import Binary
+    from looper.runtime.run import RunResult
+    calls = []
+    speed = {"gcc": 0.5, "looper": 0.0005, "polly": 100.0}
+
+    def fake_run(path, variant=0, repeats=1, timeout=None, threads=None, **kw):
+        system = Path(path).name
+        calls.append((system, repeats))
+        if speed[system] * repeats > timeout:
+            return RunResult(-9, timed_out=True)
+        k = sum(1 for s, _ in calls if s == system)
+        return RunResult(0, [speed[system] * (1 + 0.1 * k)] * repeats)
+
+    monkeypatch.setattr(pb, "run_binary", fake_run)
+    builds = {s: peers.Build(s, Binary(Path(s), s, ())) for s in ("gcc", "looper", "polly")}
+    builds["pluto"] = peers.Build("pluto", None, "WRONG")
+    cfg = pb.BenchConfig(["x"], ["MINI"], [], repeat=3, threads=2, min_timeout=1.0)
+    out = pb.time_systems(builds, cfg)
+    assert [s for s, _ in calls] == ["gcc", "looper", "polly", "looper", "gcc", "gcc", "looper"]
+    assert out["polly"].status == "timeout" and out["pluto"].status == "WRONG"
+    assert out["gcc"].times == pytest.approx([0.55, 0.6, 0.65]) and out["gcc"].median == pytest.approx(0.6)
+    assert [n for s, n in calls if s == "looper"] == [2, 101, 101]  # warm-up + 1, then 0.1 s worth
+    assert list(out) == ["gcc", "looper", "polly", "pluto"]

@@ -1,10 +1,11 @@
 """`looper bench polybench`: looper against its peers on the PolyBench kernels, measured fairly.
 
 Per (kernel, size): looper searches (with the chosen evaluator); every system is built from the
-same `#pragma scop` C; then, with nothing compiling, each system runs in a fresh process: one
-warm-up run whose outputs are checked against the original's (a mismatch is WRONG and never
-timed), then `repeat` timed runs (median kept, min/max reported), with the OpenMP runtime started
-before the timer and OMP_NUM_THREADS = threads.
+same `#pragma scop` C and checked (one run whose outputs are compared with the original's: a
+mismatch is WRONG and never timed); then, with nothing compiling, the systems are timed
+interleaved: `repeat` rounds, each running every system once in a fresh process (a warm-up, then
+timed runs), median over the rounds, min/max reported, the OpenMP runtime started before the
+timer and OMP_NUM_THREADS = threads.
 
 Results go to a table, JSON, CSV and a bar chart; `--resume` continues from the JSON; a baseline
 file turns the run into a regression check for CI.
@@ -203,34 +204,48 @@ def check_outputs(builds: dict[str, peers.Build], log: Callable[[str], None] = l
 
 def time_systems(builds: dict[str, peers.Build], cfg: BenchConfig, log: Callable[[str], None] = lambda s: None
                  ) -> dict[str, SystemResult]:
-    """Run the builds one after the other, each in a fresh process: one warm-up, then `repeat`
-    timed runs (the median counts).  gcc goes first with a generous time limit; every other
-    system gets `timeout_factor` times gcc's time."""
+    """Time the builds interleaved: `repeat` rounds, each running every system once in a fresh
+    process (a warm-up, then timed runs: one, or enough for about 0.1 s when a run is shorter),
+    in alternating order; a system's time is the median of its rounds.  This VM's speed drifts for
+    minutes at a time (runtime.run.time_interleaved): systems timed one after the other landed in
+    different phases and their ratios carried it.  gcc runs first with a generous time limit;
+    every other system gets `timeout_factor` times gcc's time per run."""
     out: dict[str, SystemResult] = {}
-    runs = cfg.repeat + 1
-    base_time: float | None = None
+    runnable = sorted((s for s, b in builds.items() if b.binary is not None), key=lambda s: s != "gcc")
     for system, b in builds.items():
         if b.binary is None:
             out[system] = SystemResult(system, b.status, detail=b.detail)
-            continue
-        if system == "gcc" or base_time is None:
-            timeout = max(cfg.min_timeout, cfg.baseline_timeout * runs)
-        else:
-            timeout = max(cfg.min_timeout, cfg.timeout_factor * base_time * runs)
-        res = run_binary(b.binary.path, 0, runs, timeout=timeout, threads=cfg.threads)
-        if res.timed_out:
-            out[system] = SystemResult(system, "timeout", detail=f"over {timeout:.0f} s")
-        elif not res.ok or len(res.times) < runs:
-            out[system] = SystemResult(system, "crash", detail=res.describe_failure())
-        else:
-            times = res.times[1:]
-            med = statistics.median(times)
-            out[system] = SystemResult(system, "ok", med, min(times), max(times), times, b.detail)
-            if system == "gcc":
-                base_time = med
+    times: dict[str, list[float]] = {s: [] for s in runnable}
+    per_process: dict[str, int] = {}
+    base_time: float | None = None
+    for r in range(cfg.repeat):
+        for system in (runnable if r % 2 == 0 else runnable[::-1]):
+            if system in out:
+                continue  # it failed in an earlier round
+            n = per_process.get(system, 1)
+            if system == "gcc" or base_time is None:
+                timeout = max(cfg.min_timeout, cfg.baseline_timeout * (1 + n))
+            else:
+                timeout = max(cfg.min_timeout, cfg.timeout_factor * base_time * (1 + n))
+            res = run_binary(builds[system].binary.path, 0, 1 + n, timeout=timeout, threads=cfg.threads)
+            if res.timed_out:
+                out[system] = SystemResult(system, "timeout", detail=f"over {timeout:.0f} s")
+            elif not res.ok or len(res.times) < 1 + n:
+                out[system] = SystemResult(system, "crash", detail=res.describe_failure())
+            else:
+                t = statistics.median(res.times[1:])
+                times[system].append(t)
+                per_process.setdefault(system, max(1, min(100, math.ceil(0.1 / max(t, 1e-6)))))
+                if system == "gcc" and base_time is None:
+                    base_time = t
+    for system in runnable:
+        if system not in out:
+            ts = times[system]
+            out[system] = SystemResult(system, "ok", statistics.median(ts), min(ts), max(ts), ts,
+                                       builds[system].detail)
         log(f"  time  {system:9} {out[system].status:8} "
             + (f"{out[system].median:.6f} s" if out[system].median else out[system].detail))
-    return out
+    return {s: out[s] for s in builds}
 
 
 # -- the suite --------------------------------------------------------------------------------------------
