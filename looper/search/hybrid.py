@@ -35,9 +35,10 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
     second of a structure.  Why: the model's k best are typically one structure with k tile sizes
     and unroll factors (LARGE gemm: five variants of one strided interchange), so when the model
     misjudges the structure, measuring them cannot correct it; the best of the next structures
-    (the original loop order parallelized, another interchange) can.  With `deps`, each schedule
-    loses the reversals and skews it does not need (search.simplify; its prediction is the one of
-    the sequence with them).  The original itself is excluded (verify_top always times it)."""
+    (the original loop order parallelized, another interchange) can.  Structures whose best is
+    predicted under 1.05x (the model's own answer margin) get no priority.  With `deps`, each
+    schedule loses the reversals and skews it does not need (search.simplify; its prediction is
+    the one of the sequence with them).  The original is excluded (verify_top always times it)."""
     seen: set = set()
     ranked: list[tuple[Schedule, float]] = []
     for e in sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
@@ -51,7 +52,7 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
     firsts, rest, structures = [], [], set()
     for s, pred in ranked:
         key = structure(s)
-        (rest if key in structures else firsts).append((s, pred))
+        (rest if key in structures or pred < 1.05 else firsts).append((s, pred))
         structures.add(key)
     return (firsts + rest)[:k]
 
