@@ -315,10 +315,12 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
               help="Drop points whose two closest repeats differ by more than this (fraction of the median).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1))
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--compare", "compare_with", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Also report this saved model's metrics on the same held-out programs.")
 @_friendly
 def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, loss: str,
               rank_weight: float, batch_programs: int, members: int, max_noise: float, threads: int,
-              seed: int) -> None:
+              seed: int, compare_with: str | None) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
     Split by program (80/10/10); reports validation and held-out test MAPE, Spearman and nDCG.
@@ -327,7 +329,8 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
 
     from .costmodel.store import round_to_half, save_model
     from .costmodel.train import (
-        TrainConfig, evaluate, git_revision, load_examples, split_by_program, train_ensemble,
+        TrainConfig, evaluate, evaluate_by_part, git_revision, load_examples, split_by_program,
+        train_ensemble,
     )
 
     t0 = time.perf_counter()
@@ -344,18 +347,29 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
                       batch_programs=batch_programs, seed=seed, threads=threads)
     model, info = train_ensemble(tr, va, cfg, members, log=click.echo)
     round_to_half(model)  # as it is stored: the metrics are those of the shipped weights
-    metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr)}
+    metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr),
+               "test_by_part": evaluate_by_part(model, te)}
     meta = {"points": ds.points, "programs": ds.programs, "dataset_hash": ds.digest, **ds.meta,
             "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr, "loss": loss,
             "rank_weight": rank_weight, "batch_programs": batch_programs, "max_noise": max_noise, "seed": seed,
             "hidden": hidden, "threads": threads,
             "train_seconds": round(time.perf_counter() - t0), "history": info["history"]}
     save_model(model, output, meta)
-    for split in ("validation", "test"):
-        m = metrics[split]
+    def show(label: str, m: dict) -> None:
         if m:
-            click.echo(f"{split}: MAPE {m['mape']:.3f} (constant predictor {m['mape_constant']:.3f}), "
+            click.echo(f"{label}: MAPE {m['mape']:.3f} (constant predictor {m['mape_constant']:.3f}), "
                        f"Spearman {m['spearman']:.3f}, nDCG {m['ndcg']:.3f} over {m['programs']} programs")
+
+    show("validation", metrics["validation"])
+    show("test", metrics["test"])
+    for part, m in metrics["test_by_part"].items():
+        show(f"  test, {part}", m)
+    if compare_with:
+        from .costmodel.store import load_model
+        other, _ = load_model(compare_with)
+        show(f"test, {compare_with}", evaluate(other, te))
+        for part, m in evaluate_by_part(other, te).items():
+            show(f"  test, {part}, {compare_with}", m)
     click.echo(f"wrote {output}")
 
 

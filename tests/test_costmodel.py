@@ -5,6 +5,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 import torch
 from click.testing import CliRunner
@@ -155,3 +158,28 @@ def test_model_guided_search_stays_as_deep_as_its_training_data(tmp_path):
     program = parse_file(kernel_path("gemm"), "MINI")
     assert ModelEvaluator(program).max_affine == 2  # the shipped model's data: --max-affine 2
     assert ModelEvaluator(program, model=object(), meta={}).max_affine == DEFAULT_MAX_AFFINE
+
+
+def test_train_command_reports_each_part_and_a_compared_model(tiny_model, tmp_path):
+    """`looper train` splits its held-out metrics by dataset directory and, with --compare,
+    reports a saved model's on the same held-out programs."""
+    _, _, saved = tiny_model
+    parts = []
+    for k, name in enumerate(("part-a", "part-b")):  # the tiny dataset's programs, in two directories
+        table = pq.read_table(TINY)
+        progs = sorted(set(table.column("program").to_pylist()))[k::2]
+        (tmp_path / name).mkdir()
+        pq.write_table(table.filter(pc.is_in(table.column("program"), pa.array(progs))),
+                       tmp_path / name / "points-00000.parquet")
+        parts.append(str(tmp_path / name))
+    out = tmp_path / "m.pt"
+    res = CliRunner().invoke(main, ["train", *parts, "-o", str(out), "--epochs", "1", "--hidden", "16",
+                                    "--threads", "1", "--compare", str(saved)])
+    assert res.exit_code == 0, res.output
+    meta = json.loads(out.with_suffix(".json").read_text())
+    by_part = meta["metrics"]["test_by_part"]
+    assert set(by_part) <= {"part-a", "part-b"} and by_part
+    assert sum(m["points"] for m in by_part.values()) == meta["metrics"]["test"]["points"]
+    assert f"test, {saved}" in res.output
+    for part in by_part:
+        assert f"  test, {part}:" in res.output and f"  test, {part}, {saved}" in res.output

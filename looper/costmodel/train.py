@@ -44,6 +44,7 @@ class Example:
     features: ProgramFeatures
     speedup: float
     original: bool = False  # the untransformed schedule: the anchor of its program's predictions
+    part: str = ""  # the dataset directory it came from (synth-v2, synth-v2-large, ...)
 
 
 @dataclass
@@ -91,10 +92,12 @@ def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
     if not files:
         raise FileNotFoundError("no points-*.parquet files in the given paths")
     digest = hashlib.sha256()
-    table = pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
+    tables = []
     for f in files:
+        t = pq.read_table(f)
+        tables.append(t.append_column("part", pa.array([f.parent.name] * t.num_rows, pa.string())))
         digest.update(f.read_bytes())
-    rows = table.to_pylist()
+    rows = pa.concat_tables(tables, promote_options="default").to_pylist()
     keep = [r for r in rows if r["legal"] and r["status"] in ("ok", "slow") and r["speedup"] == r["speedup"]
             and r["speedup"] > 0 and (r["status"] == "slow" or noise(r["times"]) <= max_noise)
             and not (r["status"] == "slow" and (r.get("harness") or 1) < 2)]
@@ -109,13 +112,14 @@ def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
             program = parse_source(r["source"], f"{r['program']}.py", r["size"])
             programs[key] = (program, ProgramInfo(program))
             # the anchor: speedup 1 by definition (the measured original's noise is in the others')
-            examples.append(Example(r["program"], featurize(Schedule(program), programs[key][1]), 1.0, True))
+            examples.append(Example(r["program"], featurize(Schedule(program), programs[key][1]), 1.0, True,
+                                    r["part"]))
         program, info = programs[key]
         steps = json.loads(r["sequence"])
         if not steps:
             continue
         sched = Schedule.from_json(program, steps)
-        examples.append(Example(r["program"], featurize(sched, info), float(r["speedup"])))
+        examples.append(Example(r["program"], featurize(sched, info), float(r["speedup"]), part=r["part"]))
         if progress and k % 500 == 0:
             progress(k, len(keep))
     meta = {
@@ -215,6 +219,13 @@ def evaluate(model: CostModel, examples: list[Example]) -> dict:
         "ndcg": float(np.mean(nd)) if nd else float("nan"),
         "points": len(examples), "programs": len(by_prog),
     }
+
+
+def evaluate_by_part(model: CostModel, examples: list[Example]) -> dict[str, dict]:
+    """evaluate() on each dataset directory's examples: the parts differ in program size, and a
+    model can rank one well and another badly."""
+    parts = sorted({e.part for e in examples})
+    return {part: evaluate(model, [e for e in examples if e.part == part]) for part in parts}
 
 
 def validation_loss(model: CostModel, examples: list[Example], cfg: "TrainConfig") -> tuple[float, float]:
