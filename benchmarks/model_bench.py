@@ -29,6 +29,7 @@ from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.machine import cpu_model, default_threads, load_average
 from looper.runtime.measurements import MeasurementStore
+from looper.costmodel.store import load_model
 from looper.search.beam import SearchConfig, beam_search
 from looper.search.evaluators import ExecutionEvaluator, ModelEvaluator
 from looper.search.hybrid import verify_top
@@ -54,6 +55,9 @@ def main() -> None:
     ap.add_argument("--db", default=None, help="memo of the measurement-guided search")
     ap.add_argument("--replay", action="store_true",
                     help="replay the measurement-guided search from --db, measuring nothing new")
+    ap.add_argument("--other-model", default=None,
+                    help="also search with these weights (model2, and hybrid2 with --hybrid), timed in the "
+                         "same interleaved rounds: two models compared on the same measurements")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     names = [k.strip().replace("-", "_") for k in args.kernels.split(",")] if args.kernels else \
@@ -62,6 +66,7 @@ def main() -> None:
     if args.measured:
         measured = {r["kernel"].replace("-", "_"): r for r in json.loads(Path(args.measured).read_text())["rows"]}
     store = MeasurementStore(args.db)
+    other = load_model(args.other_model) if args.other_model else None
     rows = []
     print(f"# {args.size}, beam {args.beam}, max-affine {args.max_affine or 'model'}, {default_threads()} threads, {cpu_model()}, load {load_average():.2f}")
     print(f"{'kernel':15} {'search s':>8} {'pred':>6} {'model':>6} {'hybrid':>6} {'measure':>7} "
@@ -80,6 +85,11 @@ def main() -> None:
         try:
             if args.hybrid:
                 answers["hybrid"] = verify_top(program, res, 5, ev, deps)[0].best
+            if other is not None:
+                res2 = beam_search(program, deps, ModelEvaluator(program, *other), config)
+                answers["model2"] = res2.best
+                if args.hybrid:
+                    answers["hybrid2"] = verify_top(program, res2, 5, ev, deps)[0].best
             if args.measure_search:
                 searcher = ExecutionEvaluator(program, repeats=args.repeat, store=store, memo_only=args.replay)
                 try:
@@ -112,6 +122,11 @@ def main() -> None:
                "hybrid_transformations": answers["hybrid"].to_json() if "hybrid" in answers else None,
                "measure_transformations": answers["measure"].to_json() if "measure" in answers else None,
                "baseline_seconds": base, "times": dict(zip(["original"] + ok, times))}
+        if other is not None:
+            row.update({"model2_speedup": sp.get("model2"), "hybrid2_speedup": sp.get("hybrid2"),
+                        "model2_predicted": res2.best_score.speedup, "model2_sequence": res2.best.describe(),
+                        "model2_transformations": res2.best.to_json(),
+                        "hybrid2_sequence": answers["hybrid2"].describe() if "hybrid2" in answers else ""})
         rows.append(row)
         shown = lambda k: f"{sp[k]:6.2f}" if sp.get(k) else f"{status.get(k, '-')[:6]:>6}"  # noqa: E731
         ratio = lambda x: f"{x / meas:6.2f}" if (x and meas) else "     -"  # noqa: E731
@@ -119,6 +134,10 @@ def main() -> None:
         print(f"{row['kernel']:15} {search_s:8.1f} {row['predicted']:6.2f} {shown('model')} "
               f"{shown('hybrid')} {meas_text}{'*' if starred else ' '} {ratio(sp['model'])} "
               f"{ratio(sp.get('hybrid'))}  {row['sequence']}", flush=True)
+        if other is not None:
+            print(f"{'  other model':15} {'':8} {row['model2_predicted']:6.2f} {shown('model2')} "
+                  f"{shown('hybrid2')} {'':8} {ratio(sp.get('model2'))} {ratio(sp.get('hybrid2'))}  "
+                  f"{row['model2_sequence']}", flush=True)
     ts = [r["search_seconds"] for r in rows]
     ms = [r["model_speedup"] or 0 for r in rows]
     print(f"\nmodel-guided: geomean {geomean(ms) or 0:.2f}x, median {statistics.median(ms):.2f}x, min {min(ms):.2f}x "
@@ -131,6 +150,12 @@ def main() -> None:
         print(f"measurement-guided: geomean {mm:.2f}x; model/measure {(geomean(ms) or 0) / mm:.2f}"
               + (f", hybrid/measure {(geomean([r['hybrid_speedup'] for r in rows]) or 0) / mm:.2f}"
                  if args.hybrid else ""))
+    if other is not None:
+        m2 = geomean([r["model2_speedup"] or 0 for r in rows]) or 0
+        mm = geomean([r["measured_search_speedup"] for r in rows if r["measured_search_speedup"]])
+        print(f"other model ({args.other_model}): geomean {m2:.2f}x"
+              + (f", hybrid {geomean([r['hybrid2_speedup'] or 0 for r in rows]) or 0:.2f}x" if args.hybrid else "")
+              + (f"; model/measure {m2 / mm:.2f}" if mm else ""))
     if args.json:
         Path(args.json).write_text(json.dumps({"size": args.size, "beam": args.beam, "max_affine": args.max_affine, "cpu": cpu_model(),
                                                "threads": default_threads(), "rows": rows}, indent=1))
