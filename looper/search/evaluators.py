@@ -231,8 +231,9 @@ class ExecutionEvaluator:
                 m = self._run(binary.path, j, f"check:{self.reference}", cutoff, timeout)
                 if m.status == "wrong" and self._same_without_fma(program, s, timeout):
                     m = self._run(binary.path, j, "-", cutoff, timeout)
-                    if m.status == "ok":
-                        m.detail = "outputs differ by FMA rounding only (equal with -ffp-contract=off)"
+                    if m.status in ("ok", "slow"):
+                        m.detail = "; ".join(filter(None, (
+                            "outputs differ by FMA rounding only (equal with -ffp-contract=off)", m.detail)))
                 self.measured += 1
                 self._record(key, m, s)
                 out[k] = self._score(m)
