@@ -40,7 +40,7 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
     schedule loses the reversals and skews it does not need (search.simplify; its prediction is
     the one of the sequence with them).  The original is excluded (verify_top always times it)."""
     seen: set = set()
-    ranked: list[tuple[Schedule, float]] = []
+    firsts, rest, structures = [], [], set()
     for e in sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
                     key=lambda e: -e.score.speedup):
         s = drop_idle_enablers(deps, e.schedule) if deps is not None else e.schedule
@@ -48,12 +48,11 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
         if fp in seen or not s.steps:
             continue
         seen.add(fp)
-        ranked.append((s, e.score.speedup))
-    firsts, rest, structures = [], [], set()
-    for s, pred in ranked:
-        key = structure(s)
+        key, pred = structure(s), e.score.speedup
         (rest if key in structures or pred < 1.05 else firsts).append((s, pred))
         structures.add(key)
+        if len(firsts) == k:  # nothing later can enter the answer: spare its simplification
+            break
     return (firsts + rest)[:k]
 
 
