@@ -89,13 +89,26 @@ class SearchConfig:
     # a child replaces its parent only if faster by this fraction (a guard against the evaluator's
     # noise or error); None: the evaluator's own `min_gain` (0 when it has none)
     min_gain: float | None = None
-    keep_root: bool = True  # the original stays in the beam as an extra member at every level
+    # the best schedule of the original loop structure (the original itself at the fusion and
+    # affine levels, its best parallelization, tiling, unrolling after) stays in the beam as an
+    # extra member at every level
+    keep_root: bool = True
     max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
     seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
     explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
     # drop the answer's reversals and skews that no later step needs (see search.simplify);
     # None: when the evaluator predicts instead of measuring (`evaluator.predicts`)
     drop_idle_enablers: bool | None = None
+
+
+# Steps that refine a loop structure without changing which loop runs where: schedules that
+# differ only in these are variations of one loop structure.
+REFINEMENTS = ("parallelize", "tile", "unroll")
+
+
+def keeps_original_structure(s: Schedule) -> bool:
+    """Whether `s` only refines the original loops (parallelizes, tiles, unrolls them)."""
+    return all(t.kind in REFINEMENTS for t in s.steps)
 
 
 def _fingerprint(s: Schedule) -> tuple:
@@ -181,8 +194,11 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
             next_beam.append((s, sc))
             if len(next_beam) == cfg.beam:
                 break
-        if cfg.keep_root and all(s.steps for s, _ in next_beam):
-            next_beam.append((root, root_score))  # the plain path from the original stays open
+        if cfg.keep_root and not any(keeps_original_structure(s) for s, _ in next_beam):
+            # the plain path from the original stays open, refined as it goes: keeping the
+            # original itself would tile and unroll the unparallelized loops at the later levels
+            plain = next(((s, sc) for s, sc, _ in pool if keeps_original_structure(s)), None)
+            next_beam.append(plain or (root, root_score))
         beam = next_beam
         if beam and beam[0][1].speedup > best[1].speedup * (1 + min_gain):
             best = beam[0]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from ..ir.program import Program
 from ..poly.deps import Dependences
 from ..transforms.schedule import Schedule
-from .beam import Score, SearchResult, _fingerprint
+from .beam import REFINEMENTS, Score, SearchResult, _fingerprint, keeps_original_structure
 from .evaluators import ExecutionEvaluator
 from .simplify import drop_idle_enablers
 
@@ -18,15 +18,10 @@ class Verified:
     measured: Score
 
 
-# Steps that refine a loop structure without changing which loop runs where: candidates that
-# differ only in these are variations of one structure.
-_REFINEMENTS = ("parallelize", "tile", "unroll")
-
-
 def structure(schedule: Schedule) -> str:
     """The schedule's loop structure: its fusion and affine steps, without the refinements."""
     return Schedule(schedule.program, tuple(t for t in schedule.steps
-                                            if t.kind not in _REFINEMENTS)).describe()
+                                            if t.kind not in REFINEMENTS)).describe()
 
 
 def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
@@ -36,24 +31,40 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
     and unroll factors (LARGE gemm: five variants of one strided interchange), so when the model
     misjudges the structure, measuring them cannot correct it; the best of the next structures
     (the original loop order parallelized, another interchange) can.  Structures whose best is
-    predicted under 1.05x (the model's own answer margin) get no priority.  With `deps`, each
-    schedule loses the reversals and skews it does not need (search.simplify; its prediction is
-    the one of the sequence with them).  The original is excluded (verify_top always times it)."""
+    predicted under 1.05x (the model's own answer margin) get no priority.
+
+    The original loop structure's best refinement always has a place (the last one, if the k
+    best structures leave it out): the model's worst mistakes are structural (LARGE fdtd-2d: its
+    five best structures all fuse S0's loop into S1's and measure 1.5x, the original loops
+    parallelized 3.6x), and that candidate is the one no structural mistake touches.
+
+    With `deps`, each schedule loses the reversals and skews it does not need (search.simplify;
+    its prediction is the one of the sequence with them).  The original is excluded (verify_top
+    always times it)."""
     seen: set = set()
     firsts, rest, structures = [], [], set()
+    plain: tuple[Schedule, float] | None = None
     for e in sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
                     key=lambda e: -e.score.speedup):
+        if len(firsts) >= k and (plain is not None or not keeps_original_structure(e.schedule)):
+            if plain is not None:
+                break  # nothing later can enter the answer: spare its simplification
+            continue
         s = drop_idle_enablers(deps, e.schedule) if deps is not None else e.schedule
         fp = _fingerprint(s)
         if fp in seen or not s.steps:
             continue
         seen.add(fp)
         key, pred = structure(s), e.score.speedup
-        (rest if key in structures or pred < 1.05 else firsts).append((s, pred))
-        structures.add(key)
-        if len(firsts) == k:  # nothing later can enter the answer: spare its simplification
-            break
-    return (firsts + rest)[:k]
+        if plain is None and pred >= 1.05 and keeps_original_structure(s):
+            plain = (s, pred)
+        if len(firsts) < k:
+            (rest if key in structures or pred < 1.05 else firsts).append((s, pred))
+            structures.add(key)
+    chosen = (firsts + rest)[:k]
+    if plain is not None and all(s is not plain[0] for s, _ in chosen):
+        chosen = chosen[:k - 1] + [plain]
+    return chosen
 
 
 def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
