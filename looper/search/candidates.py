@@ -11,6 +11,7 @@ from typing import Iterator
 
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel, is_permutable, min_distance
+from ..poly.reuse import shares_data
 from ..transforms.primitives import (
     Distribute, Fuse, Interchange, Parallelize, Reverse, Skew, Tile, Transform, Unroll,
 )
@@ -78,7 +79,11 @@ def _fusion(L: Lowered, tree: LoopTree, deps: Dependences) -> Iterator[Transform
                 shifts = fusion_shifts(L, deps, a, b, depth)
                 if shifts is None:
                     break
-                yield Fuse(_st(a), _st(b), a.row, shifts)
+                fuse = Fuse(_st(a), _st(b), a.row, shifts)
+                # no data in common at this depth: none deeper either (poly.reuse says why)
+                if not shares_data(fuse.apply(L), fuse.first, fuse.second, a.row + 2 * (depth - 1)):
+                    break
+                yield fuse
     for loop in tree.loops():
         n = len(loop.children)
         if n >= 2:
