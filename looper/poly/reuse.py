@@ -7,7 +7,10 @@ share no data gains no locality; it only changes the loops' extents, and with th
 gets which iterations.  LARGE fdtd-2d: S0's loop over ey[0][j] fused with S1's loop over the rows
 ey[i][*] (no element in common) runs 1.5x the original, the same program unfused 3.6x: the fused
 parallel loop hands out rows 0-599 and 600-1199 to the two threads, the next nests 0-499 and
-500-999, so a tenth of the arrays changes core every time step.
+500-999, so a tenth of the arrays changes core every time step.  In the training data (one fusion
+on the original program, `scripts/fusion_reuse_stats.py`), fusions of statements that share no
+data ran 0.84x on the geometric mean (1,786 cases; 31% of them more than 10% slower, 11% more
+than 10% faster), those that share data 1.005x (1,109; 19% slower, 25% faster).
 """
 from __future__ import annotations
 
