@@ -214,7 +214,8 @@ def test_systems_are_timed_interleaved(monkeypatch):
         k = sum(1 for s, _ in calls if s == system)
         return RunResult(0, [speed[system] * (1 + 0.1 * k)] * repeats)
 
-    monkeypatch.setattr(pb, "run_binary", fake_run)
+    import looper.runtime.run as run
+    monkeypatch.setattr(run, "run_binary", fake_run)
     builds = {s: peers.Build(s, Binary(Path(s), s, ())) for s in ("gcc", "looper", "polly")}
     builds["pluto"] = peers.Build("pluto", None, "WRONG")
     cfg = pb.BenchConfig(["x"], ["MINI"], [], repeat=3, threads=2, min_timeout=1.0)

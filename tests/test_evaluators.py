@@ -82,8 +82,9 @@ def test_interleaved_timing(tmp_path):
     false.write_text("#!/bin/sh\nexit 1\n")
     false.chmod(0o755)
     out = time_interleaved([(b.path, 0), (b.path, 1), (false, 0)], rounds=3, threads=1)
-    assert len(out[0]) == 3 and len(out[1]) == 3 and all(t > 0 for t in out[0] + out[1])
-    assert out[2] is None
+    assert len(out[0].times) == 3 and len(out[1].times) == 3
+    assert all(t > 0 for t in out[0].times + out[1].times) and out[0].ok and out[1].ok
+    assert not out[2].ok and out[2].failure.returncode == 1 and out[2].times == []
 
 
 def test_hybrid_verification_checks_then_times_interleaved():

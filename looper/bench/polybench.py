@@ -27,7 +27,7 @@ from ..poly.deps import compute_dependences
 from ..poly.legality import check_schedule
 from ..runtime.compile import EXACT_FLAGS
 from ..runtime.machine import cpu_model, load_average
-from ..runtime.run import run_binary, status_line
+from ..runtime.run import Interleaved, run_binary, status_line, time_interleaved
 from ..search.beam import SearchConfig, beam_search
 from ..transforms.schedule import Schedule
 from . import peers
@@ -215,34 +215,23 @@ def time_systems(builds: dict[str, peers.Build], cfg: BenchConfig, log: Callable
     for system, b in builds.items():
         if b.binary is None:
             out[system] = SystemResult(system, b.status, detail=b.detail)
-    times: dict[str, list[float]] = {s: [] for s in runnable}
-    per_process: dict[str, int] = {}
-    base_time: float | None = None
-    for r in range(cfg.repeat):
-        for system in (runnable if r % 2 == 0 else runnable[::-1]):
-            if system in out:
-                continue  # it failed in an earlier round
-            n = per_process.get(system, 1)
-            if system == "gcc" or base_time is None:
-                timeout = max(cfg.min_timeout, cfg.baseline_timeout * (1 + n))
-            else:
-                timeout = max(cfg.min_timeout, cfg.timeout_factor * base_time * (1 + n))
-            res = run_binary(builds[system].binary.path, 0, 1 + n, timeout=timeout, threads=cfg.threads)
-            if res.timed_out:
-                out[system] = SystemResult(system, "timeout", detail=f"over {timeout:.0f} s")
-            elif not res.ok or len(res.times) < 1 + n:
-                out[system] = SystemResult(system, "crash", detail=res.describe_failure())
-            else:
-                t = statistics.median(res.times[1:])
-                times[system].append(t)
-                per_process.setdefault(system, max(1, min(100, math.ceil(0.1 / max(t, 1e-6)))))
-                if system == "gcc" and base_time is None:
-                    base_time = t
-    for system in runnable:
-        if system not in out:
-            ts = times[system]
-            out[system] = SystemResult(system, "ok", statistics.median(ts), min(ts), max(ts), ts,
-                                       builds[system].detail)
+
+    def limit(k: int, n: int, so_far: list[Interleaved]) -> float:
+        gcc = so_far[0].times if runnable[0] == "gcc" else []
+        per_run = cfg.baseline_timeout if k == 0 or not gcc else cfg.timeout_factor * gcc[0]
+        return max(cfg.min_timeout, per_run * (1 + n))
+
+    timed = time_interleaved([(builds[s].binary.path, 0) for s in runnable], cfg.repeat,
+                             threads=cfg.threads, timeout=limit, per_process=None)
+    for system, t in zip(runnable, timed):
+        if t.ok:
+            out[system] = SystemResult(system, "ok", statistics.median(t.times), min(t.times),
+                                       max(t.times), t.times, builds[system].detail)
+        elif t.failure is not None and t.failure.timed_out:
+            out[system] = SystemResult(system, "timeout", detail=f"over {t.limit:.0f} s")
+        else:
+            out[system] = SystemResult(system, "crash", detail=t.failure.describe_failure()
+                                       if t.failure else "no time")
         log(f"  time  {system:9} {out[system].status:8} "
             + (f"{out[system].median:.6f} s" if out[system].median else out[system].detail))
     return {s: out[s] for s in builds}

@@ -8,7 +8,7 @@ import statistics
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 _SECTION = re.compile(r"begin dump: (\S+)(.*?)end\s+dump: \1", re.S)
 
@@ -61,29 +61,60 @@ def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: fl
     return RunResult(res.returncode, _times(res.stdout), res.stdout, res.stderr)
 
 
+@dataclass
+class Interleaved:
+    """One (binary, variant) pair's interleaved timing."""
+    times: list[float] = field(default_factory=list)  # one per round it ran in
+    failure: RunResult | None = None  # the run that failed; the pair sat out the later rounds
+    limit: float | None = None  # that run's time limit
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and bool(self.times)
+
+
+# with per_process=None, a pair's timed runs per process after its first round: enough for this
+# many seconds (at most MAX_PER_PROCESS runs)
+AUTO_SECONDS = 0.1
+MAX_PER_PROCESS = 100
+
+Limit = Callable[[int, int, list[Interleaved]], float | None]
+
+
 def time_interleaved(runs: Sequence[tuple[Path | str, int]], rounds: int, threads: int | None = None,
-                     timeout: float | None = None, per_process: int = 1) -> list[list[float] | None]:
+                     timeout: float | Limit | None = None, per_process: int | None = 1
+                     ) -> list[Interleaved]:
     """Time several (binary, variant) pairs round-robin: each round runs every pair once, in a
     fresh process (a warm-up run, then `per_process` timed ones, whose median counts), in
-    alternating order.  One time per round and pair; None for a pair that failed or timed out.
+    alternating order.  One time per round and pair; a pair whose run fails or times out keeps
+    that run and sits out the later rounds.
+
+    `per_process=None` picks each pair's count from its first round (one timed run then, later
+    enough for AUTO_SECONDS).  `timeout` is a limit per run, or a function of (pair, timed runs in
+    the process, results so far) for limits relative to another pair's time.
 
     This 2-vCPU VM changes speed for minutes at a time (fdtd-2d's original: 1.25 s, then 1.73 s
     five minutes later; one parallel variant 0.34 s, then 0.80 s): pairs timed one after the other
     can land in different phases, interleaved ones share them, and their ratio holds.  Kernels of
     a millisecond or less need several runs per process: single parallel runs of MEDIUM mvt took
     0.1 ms or 1.5 ms, whether the second vCPU happened to be running or not."""
-    out: list[list[float] | None] = [[] for _ in runs]
+    out = [Interleaved() for _ in runs]
+    counts: dict[int, int] = {}
     for r in range(rounds):
         order = list(range(len(runs)))
         for k in (order if r % 2 == 0 else order[::-1]):
-            if out[k] is None:
+            if out[k].failure is not None:
                 continue
+            n = per_process if per_process is not None else counts.get(k, 1)
+            limit = timeout(k, n, out) if callable(timeout) else timeout
             path, variant = runs[k]
-            res = run_binary(path, variant, 1 + per_process, timeout=timeout, threads=threads)
-            if not res.ok or len(res.times) < 1 + per_process:
-                out[k] = None
-            else:
-                out[k].append(statistics.median(res.times[1:]))
+            res = run_binary(path, variant, 1 + n, timeout=limit, threads=threads)
+            if not res.ok or len(res.times) < 1 + n:
+                out[k].failure, out[k].limit = res, limit
+                continue
+            t = statistics.median(res.times[1:])
+            out[k].times.append(t)
+            counts.setdefault(k, max(1, min(MAX_PER_PROCESS, math.ceil(AUTO_SECONDS / max(t, 1e-6)))))
     return out
 
 

@@ -181,8 +181,9 @@ class ExecutionEvaluator:
         per_process = max(1, min(50, int(0.1 / base)))  # about 0.1 s of timed runs per process
         limit = self.min_timeout + (1 + per_process) * self.timeout_factor * base
         with self.timing_lock():
-            times = time_interleaved([(binary.path, k) for k in range(len(lowered))], rounds,
+            timed = time_interleaved([(binary.path, k) for k in range(len(lowered))], rounds,
                                      threads=self.threads, timeout=limit, per_process=per_process)
+        times = [t.times if t.ok else None for t in timed]
         original = statistics.median(times[0]) if times[0] else None
         return times[0], [(original / statistics.median(t) if original and t else None, t) for t in times[1:]]
 
