@@ -100,7 +100,7 @@ def main() -> None:
                     searcher.close()
             elif ref_steps is not None:
                 answers["measure"] = Schedule.from_json(program, ref_steps)
-            scores = ev.evaluate(program, [Schedule(program)] + list(answers.values()))  # checked
+            scores = ev.check(program, [Schedule(program)] + list(answers.values()))
             status = {k: s.status for k, s in zip(answers, scores[1:])}
             ok = [k for k in answers if status[k] in ("ok", "slow")]
             original_times, timed = ev.time_together(program, [answers[k] for k in ok], args.rounds)

@@ -203,3 +203,30 @@ def test_hybrid_always_measures_the_original_loops_refined():
     assert [keeps_original_structure(s) for s, _ in cands] == [False, False, True]
     assert cands[-1][1] == best_plain.score.speedup
     assert len({structure(s) for s, _ in cands}) == 3
+
+
+def test_check_runs_each_candidate_once_and_memoizes_nothing(tmp_path, monkeypatch):
+    """Hybrid's check: right and wrong told apart in one run each; the memo is left alone (its
+    entries hold `repeats` runs); evaluate still measures and memoizes as before."""
+    import looper.search.evaluators as E
+    from looper.runtime.measurements import MeasurementStore
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    fused = Schedule(p).then(Fuse(("S0",), ("S1",), 3, (1,)))
+    wrong = fused.then(Interchange(("S0", "S1"), 1, 3))  # illegal: time and space swapped
+    store = MeasurementStore(tmp_path / "memo.sqlite")
+    ev = ExecutionEvaluator(p, repeats=3, threads=1, store=store)
+    runs = []
+    real = E.run_binary
+    monkeypatch.setattr(E, "run_binary", lambda *a, **kw: runs.append(a[2]) or real(*a, **kw))
+    try:
+        original, right, bad = ev.check(p, [Schedule(p), fused, wrong])
+        assert right.status in ("ok", "slow") and len(right.times) == 1
+        assert bad.status == "wrong" and bad.speedup is None
+        assert runs and set(runs) == {1}
+        assert store.get(ev._key(ev._code(fused))) is None
+        assert ev.repeats == 3 and ev.store is store
+        measured = ev.evaluate(p, [fused])[0]
+        assert measured.status in ("ok", "slow") and store.get(ev._key(ev._code(fused))) is not None
+        assert runs[-1] == 4
+    finally:
+        ev.close()

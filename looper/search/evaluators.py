@@ -195,6 +195,18 @@ class ExecutionEvaluator:
             return Score(self.baseline / t, m.status, m.detail, list(m.times))
         return Score(None, m.status, m.detail, list(m.times))
 
+    def check(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
+        """Each schedule's outputs checked against the original's in one run (the FMA excuse
+        included), nothing read from or written to the memo: for candidates that are timed
+        interleaved next (hybrid, benchmarks/model_bench.py), whose repeats here were thrown
+        away (at LARGE, three runs of seconds per candidate)."""
+        saved = self.repeats, self.store
+        self.repeats, self.store = 0, None
+        try:
+            return self.evaluate(program, schedules)
+        finally:
+            self.repeats, self.store = saved
+
     # -- the protocol -----------------------------------------------------------------------------
     def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
         self._ensure_baseline(need_reference=False)

@@ -70,12 +70,12 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
 def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
                deps: Dependences | None = None, rounds: int = 3) -> tuple[SearchResult, list[Verified]]:
     """Measure the model's k best candidates (without idle reversals and skews when given `deps`);
-    the fastest (or the original) wins.  The evaluator checks each candidate's outputs; those that
-    compute the right thing are then timed with the original, interleaved over `rounds` rounds
+    the fastest (or the original) wins.  The evaluator checks each candidate's outputs (one run);
+    those that compute the right thing are then timed with the original, interleaved over `rounds` rounds
     (candidates timed one after the other were picked by this machine's drift as often as by
     their speed), and their medians decide."""
     cands = top_candidates(result, k, deps)
-    scores = evaluator.evaluate(program, [Schedule(program)] + [s for s, _ in cands])
+    scores = evaluator.check(program, [Schedule(program)] + [s for s, _ in cands])
     verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
     good = [v for v in verified if v.measured.status in ("ok", "slow")]
     if good and rounds > 0:
