@@ -12,7 +12,6 @@ file turns the run into a regression check for CI.
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import tempfile
