@@ -25,7 +25,7 @@ COLUMNS = ["program", "source", "size", "sequence", "level", "status", "speedup"
 def _shares(program, schedule: Schedule) -> bool:
     step = schedule.steps[0]
     if step.kind == "fuse":
-        return shares_data(schedule.lowered, step.first, step.second, step.row + 2 * (len(step.shifts) - 1))
+        return shares_data(schedule.lowered, step.first, step.second, step.innermost_row)
     # a distribution: the groups it makes, told apart by their position before the split loop
     groups: dict[int, list[str]] = {}
     for st in step.statements:

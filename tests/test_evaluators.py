@@ -115,20 +115,35 @@ def test_hybrid_verification_checks_then_times_interleaved():
         assert not out.best.steps
 
 
-class _LikesInterchangedTiles:
-    """A model that is sure of one structure (any interchange) and varies little within it."""
+class _StructureModel:
+    """A fake model: sure of a score per loop structure (`base`, of the step kinds), varying
+    little within it (tiles, unrolls, parallel loops add a bit)."""
     name = "fake-model"
     predicts = True
+
+    def __init__(self, base):
+        self.base = base
 
     def evaluate(self, program, schedules):
         from looper.search.beam import Score
         out = []
         for s in schedules:
             kinds = [t.kind for t in s.steps]
-            base = 2.0 if "interchange" in kinds else 1.2
-            out.append(Score(base + 0.1 * kinds.count("tile") + 0.05 * kinds.count("unroll")
+            out.append(Score(self.base(kinds) + 0.1 * kinds.count("tile") + 0.05 * kinds.count("unroll")
                              + 0.2 * kinds.count("parallelize"), "predicted"))
         return out
+
+
+def _likes_interchanged_tiles():
+    """Sure of one structure: any interchange."""
+    return _StructureModel(lambda kinds: 2.0 if "interchange" in kinds else 1.2)
+
+
+def _dislikes_original_loops():
+    """Sure that any restructuring beats the original loops, however refined."""
+    from looper.search.beam import REFINEMENTS
+    return _StructureModel(lambda kinds: 1.1 if all(k in REFINEMENTS for k in kinds)
+                           else 2.0 + 0.01 * len(kinds))
 
 
 def test_hybrid_measures_distinct_structures_first():
@@ -139,7 +154,7 @@ def test_hybrid_measures_distinct_structures_first():
     from looper.search.hybrid import structure, top_candidates
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
-    result = beam_search(p, d, _LikesInterchangedTiles(), SearchConfig(beam=3, max_affine=1))
+    result = beam_search(p, d, _likes_interchanged_tiles(), SearchConfig(beam=3, max_affine=1))
     naive = sorted((e for e in result.evaluated if e.schedule.steps), key=lambda e: -e.score.speedup)[:4]
     assert len({structure(e.schedule) for e in naive}) == 1  # what the old top-k measured
     cands = top_candidates(result, 4, d)
@@ -152,33 +167,17 @@ def test_hybrid_measures_distinct_structures_first():
     assert preds == sorted(preds, reverse=True)
 
 
-class _DislikesOriginalLoops:
-    """A model sure that any restructuring beats the original loops, however refined."""
-    name = "fake-model"
-    predicts = True
-
-    def evaluate(self, program, schedules):
-        from looper.search.beam import REFINEMENTS, Score
-        out = []
-        for s in schedules:
-            kinds = [t.kind for t in s.steps]
-            base = 1.1 if all(k in REFINEMENTS for k in kinds) else 2.0 + 0.01 * len(kinds)
-            out.append(Score(base + 0.1 * kinds.count("tile") + 0.05 * kinds.count("unroll")
-                             + 0.2 * kinds.count("parallelize"), "predicted"))
-        return out
-
-
 def test_search_refines_the_original_loops_beside_its_beam():
     """The beam is all restructurings; the original loop structure's best refinement still goes
     on to the next level (it used to be the bare original: its tiling had no parallel loop)."""
     from looper.poly.deps import compute_dependences
-    from looper.search.beam import SearchConfig, beam_search
+    from looper.search.beam import SearchConfig, beam_search, keeps_original_structure
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
-    result = beam_search(p, d, _DislikesOriginalLoops(), SearchConfig(beam=1, max_affine=1))
+    result = beam_search(p, d, _dislikes_original_loops(), SearchConfig(beam=1, max_affine=1))
     assert result.best.steps and any(t.kind == "interchange" for t in result.best.steps)
     plain = [[t.kind for t in e.schedule.steps] for e in result.evaluated
-             if all(t.kind in ("parallelize", "tile", "unroll") for t in e.schedule.steps)]
+             if keeps_original_structure(e.schedule)]
     assert ["parallelize", "tile"] in plain
     assert ["parallelize", "tile", "unroll"] in plain
 
@@ -192,7 +191,7 @@ def test_hybrid_always_measures_the_original_loops_refined():
     from looper.search.hybrid import structure, top_candidates
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
-    result = beam_search(p, d, _DislikesOriginalLoops(), SearchConfig(beam=3, max_affine=1))
+    result = beam_search(p, d, _dislikes_original_loops(), SearchConfig(beam=3, max_affine=1))
     best_plain = max((e for e in result.evaluated if e.schedule.steps
                       and keeps_original_structure(e.schedule)), key=lambda e: e.score.speedup)
     restructured = {structure(e.schedule) for e in result.evaluated

@@ -81,7 +81,7 @@ def _fusion(L: Lowered, tree: LoopTree, deps: Dependences) -> Iterator[Transform
                     break
                 fuse = Fuse(_st(a), _st(b), a.row, shifts)
                 # no data in common at this depth: none deeper either (poly.reuse says why)
-                if not shares_data(fuse.apply(L), fuse.first, fuse.second, a.row + 2 * (depth - 1)):
+                if not shares_data(fuse.apply(L), fuse.first, fuse.second, fuse.innermost_row):
                     break
                 yield fuse
     for loop in tree.loops():

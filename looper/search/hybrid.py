@@ -46,10 +46,11 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
     plain: tuple[Schedule, float] | None = None
     for e in sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
                     key=lambda e: -e.score.speedup):
-        if len(firsts) >= k and (plain is not None or not keeps_original_structure(e.schedule)):
+        if len(firsts) == k:  # only the original structure's place can still be open
             if plain is not None:
                 break  # nothing later can enter the answer: spare its simplification
-            continue
+            if not keeps_original_structure(e.schedule):
+                continue
         s = drop_idle_enablers(deps, e.schedule) if deps is not None else e.schedule
         fp = _fingerprint(s)
         if fp in seen or not s.steps:

@@ -228,6 +228,11 @@ class Fuse(Transform):
     kind: ClassVar[str] = "fuse"
     level: ClassVar[str] = "fusion"
 
+    @property
+    def innermost_row(self) -> int:
+        """The row of the innermost loop pair this fusion makes one."""
+        return self.row + 2 * (len(self.shifts) - 1)
+
     def apply(self, L: Lowered) -> Lowered:
         rows = dict(L.rows)
         for k, shift in enumerate(self.shifts):
