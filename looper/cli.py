@@ -235,11 +235,14 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
               help="OMP_NUM_THREADS for every timing (default: all cores).")
 @click.option("--instances", default="3e6:3e7", show_default=True, metavar="LOW:HIGH",
               help="Statement instances per program, drawn log-uniformly (sets the programs' sizes).")
+@click.option("--scalars", is_flag=True,
+              help="Programs whose nests keep values in kernel-local scalars (accumulators, filter "
+                   "state, temporaries), which parallel loops must privatize.")
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
                 beam: int, max_affine: int, per_level: int, repeat: int, threads: int | None,
-                instances: str, quiet: bool) -> None:
+                instances: str, scalars: bool, quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
     Resumable: run the same command again after an interrupt (even kill -9); finished programs
@@ -259,7 +262,8 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
     except ValueError:
         raise LooperUsageError(f"--instances: expected LOW:HIGH with 1 <= LOW <= HIGH, got '{instances}'") from None
     cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
-                        repeats=repeat, threads=threads, target_low=low, target_high=high)
+                        repeats=repeat, threads=threads, target_low=low, target_high=high,
+                        scalars=scalars)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
     workers = workers or max(1, (os.cpu_count() or 1) // threads)

@@ -9,8 +9,11 @@ import cgen
 import islpy as isl
 
 from ..ir.program import Program
+from ..poly.legality import privatizable
+from ..poly.privatize import scalar_flows
 from ..transforms.schedule import Lowered
-from .cexpr import c_assign
+from ..transforms.tree import loop_tree
+from .cexpr import c_assign, c_name
 
 _OP = isl.ast_expr_op_type
 _BIN = {
@@ -75,6 +78,7 @@ class KernelPrinter:
             self.parallel_dims.setdefault(s, set()).add(k)
         self.in_parallel = 0
         self.iterators: set[str] = set()  # declared once at the top of the kernel function
+        self.private = _private_scalars(lowered)
 
     def ast(self) -> isl.AstNode:
         sched = self.lowered.union_map.intersect_domain(self.program.domains())
@@ -118,6 +122,9 @@ class KernelPrinter:
             _annotation(n) == PARALLEL_LOOP or any(row in self.parallel_dims.get(s, ()) for s in stmts))
         if parallel:
             inner = sorted(_iterators(n.for_get_body()), key=lambda x: int(x[1:]))
+            for (r, loop_stmts), scalars in self.private.items():
+                if r == row and stmts <= loop_stmts:
+                    inner += [c_name(x) for x in sorted(scalars)]
             private = f" private({', '.join(inner)})" if inner else ""
             pragmas.append(cgen.Pragma(f"omp parallel for{private}"))
         factor = max((self.lowered.unroll_factor(s, row) for s in stmts), default=0)
@@ -142,6 +149,24 @@ class KernelPrinter:
             text, prec = _expr(call.get_op_arg(k + 1))
             env[var] = text if prec == _ATOM else f"({text})"
         return cgen.Statement(c_assign(st.body, env))
+
+
+def _private_scalars(lowered: Lowered) -> dict[tuple[int, frozenset[str]], set[str]]:
+    """Per parallel loop of the schedule (row, statements), the scalars it privatizes: every
+    kernel-local scalar it may (`legality.privatizable`), which is what the legality check
+    of the parallel step assumed."""
+    if not lowered.parallel:
+        return {}
+    scalars = scalar_flows(lowered.program)
+    if not scalars:
+        return {}
+    out = {}
+    for loop in loop_tree(lowered).loops():
+        if any((s, loop.row) in lowered.parallel for s in loop.statements):
+            found = privatizable(scalars, lowered, loop.row, loop.statements)
+            if found:
+                out[(loop.row, loop.statements)] = found
+    return out
 
 
 def _annotation(n: isl.AstNode) -> str | None:

@@ -75,6 +75,7 @@ class CollectConfig:
     threads: int = 2
     target_low: float = 3e6
     target_high: float = 3e7
+    scalars: bool = False  # synth_program's mix with kernel-local scalars
     lock_path: str = os.path.join(tempfile.gettempdir(), "looper-timing.lock")
     memo_name: str = "memo.sqlite"
 
@@ -92,7 +93,7 @@ def machine_lock(path: str):
 
 def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     """Search one synthetic program with the measuring evaluator; one row per explored candidate."""
-    source = synth_program(seed, target=(cfg.target_low, cfg.target_high))
+    source = synth_program(seed, target=(cfg.target_low, cfg.target_high), scalars=cfg.scalars)
     name = f"synth{seed}"
     program = parse_source(source, f"{name}.py", "DEFAULT")
     deps = compute_dependences(program)

@@ -5,7 +5,10 @@ Gauss-Seidel, optionally inside a time loop), reductions (matrix-vector, row sum
 initialization in the same nest), matrix products (any loop order, optional triangular bounds and
 scaling statement), deep nests (depth 4-5: batched products, doitgen-like), and copies.  A program
 is a sequence of 1-4 such nests; later nests consume arrays earlier ones produce.  Domains are
-rectangular, triangular or trapezoidal; data are f64, f32 or i32.
+rectangular, triangular or trapezoidal; data are f64, f32 or i32.  On request (`scalars`), nests
+that keep values in kernel-local scalars too: dot products accumulated in a scalar (symm), recursive
+filters with scalar state (deriche), temporaries; loops over them are parallel only once the
+scalars are privatized.
 
 Sizes are then scaled so that the kernel executes a target number of statement instances (about
 5-50 ms of work on one core), counted exactly with isl.  The output is source text: what a user
@@ -275,7 +278,105 @@ def _copy(b: _Builder) -> None:
     b.emit(2, f"{dst.name}[j, i] = {src.name}[i, j]")
 
 
+# -- patterns with kernel-local scalars (symm's temp2, deriche's ym1, ludcmp's w, durbin's sum) -----------
+
+def _local(b: _Builder, depth: int, value: str) -> str:
+    """Declare a fresh kernel-local scalar (its first assignment carries the type) set to `value`."""
+    b.counter += 1
+    name = f"s{b.counter}"
+    b.emit(depth, f"{name}: {b.dtype} = {value}")
+    return name
+
+
+def _zero(b: _Builder) -> str:
+    return "0" if b.dtype == "i32" else "0.0"
+
+
+def _scalar_reduction(b: _Builder) -> None:
+    """A dot product accumulated in a scalar, per row (mat-vec) or per element (mat-mat), with an
+    optional triangular bound and an array update beside the accumulation (symm)."""
+    rng = b.rng
+    n, m = rng.choice(SPACE[:2]), rng.choice(SPACE)
+    matrix = rng.random() < 0.5
+    tri = rng.random() < 0.3
+    kdim = n if tri else rng.choice(SPACE)
+    out = b.output((n, m) if matrix else (n,))
+    A = b.pick_input((n, kdim), exclude=(out,))
+    x = b.pick_input((kdim, m) if matrix else (kdim,), exclude=(out,))
+    b.emit(0, f"for i in range({n}):")
+    depth = 1
+    if matrix:
+        b.emit(1, f"for j in range({m}):")
+        depth = 2
+    acc = _local(b, depth, _zero(b))
+    b.emit(depth, f"for k in range({'i' if tri else kdim}):")
+    x_ref = f"{x.name}[k, j]" if matrix else f"{x.name}[k]"
+    prod = f"{A.name}[i, k] * {x_ref}"
+    if b.dtype == "i32":
+        prod = f"({prod}) % 97"
+    b.emit(depth + 1, f"{acc} += {prod}")
+    if matrix and tri and rng.random() < 0.5:  # symm: update the rows above beside the sum
+        upd = b.pick_input((n, m), exclude=(out, A))
+        upd.written = True
+        b.emit(depth + 1, f"{upd.name}[k, j] += {b.combine([f'{A.name}[i, k]', f'{x.name}[i, j]'])}")
+    idx = "i, j" if matrix else "i"
+    finish = rng.choice(["=", "=", "+="])
+    value = acc if rng.random() < 0.5 else b.combine([acc, b.scalar()])
+    if b.dtype == "i32":
+        value = f"({value}) % 1000"
+    b.emit(depth, f"{out.name}[{idx}] {finish} {value}")
+    if finish == "+=":
+        out.read = True
+
+
+def _scalar_recurrence(b: _Builder) -> None:
+    """A first- or second-order recursive filter along rows or columns, forwards or backwards,
+    its state in scalars (deriche)."""
+    rng = b.rng
+    n, m = rng.choice(SPACE[:2]), rng.choice(SPACE)
+    X = b.pick_input((n, m))
+    Y = b.output((n, m))
+    columns = rng.random() < 0.4
+    outer, inner = ("j", "i") if columns else ("i", "j")
+    ext = {"i": n, "j": m}
+    b.emit(0, f"for {outer} in range({ext[outer]}):")
+    order = rng.choice([1, 2, 2])
+    state = [_local(b, 1, _zero(b)) for _ in range(order)]
+    last = _local(b, 1, _zero(b)) if rng.random() < 0.5 else None
+    backward = rng.random() < 0.4
+    rng_text = f"range({ext[inner]} - 1, -1, -1)" if backward else f"range({ext[inner]})"
+    b.emit(1, f"for {inner} in {rng_text}:")
+    terms = [f"{X.name}[i, j]"] + state + ([last] if last else [])
+    if b.dtype == "i32":
+        rhs = f"({' + '.join(terms)}) % 1000"
+    else:
+        coef = ["0.5", "0.3", "-0.2", "0.15"]
+        rhs = " + ".join(f"{c} * {t}" for c, t in zip(coef, terms))
+    b.emit(2, f"{Y.name}[i, j] = {rhs}")
+    if last:
+        b.emit(2, f"{last} = {X.name}[i, j]")
+    for k in range(order - 1, 0, -1):
+        b.emit(2, f"{state[k]} = {state[k - 1]}")
+    b.emit(2, f"{state[0]} = {Y.name}[i, j]")
+
+
+def _scalar_temp(b: _Builder) -> None:
+    """An element-wise map through a temporary scalar, used more than once."""
+    rng = b.rng
+    depth = rng.choice([1, 2, 2, 3])
+    dims = tuple(rng.choice(SPACE) for _ in range(depth))
+    vars_ = ("i", "j", "k")[:depth]
+    for d, (v, n) in enumerate(zip(vars_, dims)):
+        b.emit(d, f"for {v} in range({n}):")
+    src = b.pick_input(dims)
+    out = b.output(dims)
+    t = _local(b, depth, b.combine([f"{src.name}[{_idx(vars_)}]", b.const()]))
+    use = f"({t} * {t} + {t}) % 1000" if b.dtype == "i32" else f"{t} * {t} - {b.const()} * {t}"
+    b.emit(depth, f"{out.name}[{_idx(vars_)}] = {use}")
+
+
 PATTERNS = [(_elementwise, 3), (_stencil, 3), (_reduction, 3), (_matmul, 3), (_deep, 1), (_copy, 1)]
+SCALAR_PATTERNS = [(_scalar_reduction, 3), (_scalar_recurrence, 2), (_scalar_temp, 1)]
 
 
 # -- whole programs -------------------------------------------------------------------------------------
@@ -323,16 +424,22 @@ def _counts(source: str) -> list[int]:
     return [int(s.domain.count_val().to_python()) for s in p.statements]
 
 
-def synth_program(seed: int, target: tuple[float, float] = (3e6, 3e7), name: str | None = None) -> str:
+def synth_program(seed: int, target: tuple[float, float] = (3e6, 3e7), name: str | None = None,
+                  scalars: bool = False) -> str:
     """The source of random program number `seed`, sized to execute a number of statement
-    instances drawn log-uniformly from `target`."""
+    instances drawn log-uniformly from `target`.  With `scalars`, the first nest keeps values in
+    kernel-local scalars and the others may too (without, seeds give the programs they always did)."""
     rng = random.Random(seed)
     dtype = rng.choices(["f64", "f32", "i32"], weights=[6, 3, 1])[0]
     b = _Builder(rng, dtype)
     n_nests = rng.choices([1, 2, 3, 4], weights=[4, 4, 2, 1])[0]
-    fns, weights = zip(*PATTERNS)
-    for _ in range(n_nests):
-        rng.choices(fns, weights=weights)[0](b)
+    fns, weights = zip(*(PATTERNS + SCALAR_PATTERNS if scalars else PATTERNS))
+    for k in range(n_nests):
+        if scalars and k == 0:
+            first, w = zip(*SCALAR_PATTERNS)
+            rng.choices(first, weights=w)[0](b)
+        else:
+            rng.choices(fns, weights=weights)[0](b)
     name = name or f"synth{seed}"
     # relative size of each dimension, then one scale factor fitted to the target
     rel = {"N": 1.0, "M": rng.choice([0.5, 0.75, 1.0, 1.25]), "K": rng.choice([0.5, 1.0, 1.5])}

@@ -2,7 +2,9 @@
 
 Memory-based, not value-based: PolyBench kernels update arrays in place, so every pair of
 accesses to the same cell (one of them a write) ordered by the original schedule constrains any
-legal reordering.  Scalars are rank-0 arrays and get the same treatment.
+legal reordering.  Scalars are rank-0 arrays and get the same treatment; the dependences through
+kernel-local scalars are also kept apart (`shared` leaves them out), because a parallel loop can
+remove them by privatizing the scalar (`privatize.py`).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import islpy as isl
 
 from ..ir.program import Program
 from ..transforms.schedule import original
+from .privatize import ScalarFlow, scalar_flows
 
 
 @dataclass(frozen=True, eq=False)
@@ -22,6 +25,8 @@ class Dependences:
     raw: isl.UnionMap  # flow: write -> later read
     war: isl.UnionMap  # anti: read -> later write
     waw: isl.UnionMap  # output: write -> later write
+    shared: isl.UnionMap  # all of the above except those through the scalars below
+    scalars: dict[str, ScalarFlow]  # kernel-local scalars the kernel writes: privatization candidates
 
     @cached_property
     def all(self) -> isl.UnionMap:
@@ -29,6 +34,16 @@ class Dependences:
 
     def kinds(self) -> dict[str, isl.UnionMap]:
         return {"flow": self.raw, "anti": self.war, "output": self.waw}
+
+    def relation(self, kind: str | None) -> isl.UnionMap:
+        """All dependences (None), one kind, "shared", or "scalar:NAME" (those through NAME)."""
+        if kind is None:
+            return self.all
+        if kind == "shared":
+            return self.shared
+        if kind.startswith("scalar:"):
+            return self.scalars[kind[len("scalar:"):]].memory
+        return self.kinds()[kind]
 
     def direct(self, program: Program) -> isl.UnionMap:
         """The transitive reduction a scheduler wants: value-based flow (last writer), anti
@@ -45,9 +60,9 @@ class Dependences:
             .set_schedule_map(sched).compute_flow().get_must_dependence()
         return flow.union(anti).union(out).coalesce()
 
-    def restricted_to(self, statements: set[str]) -> isl.UnionMap:
-        """Dependences between instances of the named statements only."""
-        return self._select(frozenset(statements), both=True)
+    def restricted_to(self, statements: set[str], kind: str | None = None) -> isl.UnionMap:
+        """Dependences (of `kind`, see `relation`) between instances of the named statements only."""
+        return self._select(frozenset(statements), both=True, kind=kind)
 
     def touching(self, statements: set[str]) -> dict[str, isl.UnionMap]:
         """Per kind, the dependences with a source or a sink among the named statements: the only
@@ -58,7 +73,7 @@ class Dependences:
         key = (statements, both, kind)
         cache = self.__dict__.setdefault("_selected", {})
         if key not in cache:
-            rel = self.all if kind is None else self.kinds()[kind]
+            rel = self.relation(kind)
             keep = isl.UnionMap.empty(rel.get_space())
             for m in maps_of(rel):
                 ends = (m.get_tuple_name(isl.dim_type.in_) in statements,
@@ -76,12 +91,24 @@ def maps_of(u: isl.UnionMap) -> list[isl.Map]:
     return out
 
 
+def _without(accesses: isl.UnionMap, arrays) -> isl.UnionMap:
+    out = isl.UnionMap.empty(accesses.get_space())
+    for m in maps_of(accesses):
+        if m.get_tuple_name(isl.dim_type.out) not in arrays:
+            out = out.union(isl.UnionMap.from_map(m))
+    return out
+
+
 def compute_dependences(program: Program) -> Dependences:
     sched = original(program).union_map.intersect_domain(program.domains())
     before = sched.lex_lt_union_map(sched)
-    writes = program.access_union(writes=True)
-    reads = program.access_union(writes=False)
+    scalars = scalar_flows(program)
+    writes = _without(program.access_union(writes=True), scalars)
+    reads = _without(program.access_union(writes=False), scalars)
     raw = writes.apply_range(reads.reverse()).intersect(before).coalesce()
     war = reads.apply_range(writes.reverse()).intersect(before).coalesce()
     waw = writes.apply_range(writes.reverse()).intersect(before).coalesce()
-    return Dependences(raw, war, waw)
+    shared = raw.union(war).union(waw).coalesce()
+    for flow in scalars.values():
+        raw, war, waw = raw.union(flow.raw), war.union(flow.war), waw.union(flow.waw)
+    return Dependences(raw, war, waw, shared, scalars)

@@ -3,7 +3,8 @@
 A schedule is legal when every dependence source is scheduled strictly before its sink.  A loop
 (schedule row k shared by a set of statements) is parallel when no dependence between those
 statements is carried at row k; a band of rows is permutable (tilable) when no dependence left
-unsatisfied by the rows before it goes backwards in any row of the band.
+unsatisfied by the rows before it goes backwards in any row of the band.  Dependences through a
+kernel-local scalar do not stop a loop from being parallel when the loop can privatize it.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import islpy as isl
 
 from ..transforms.schedule import Lowered
 from .deps import Dependences, maps_of
+from .privatize import ScalarFlow
 
 
 def _schedule_pairs(deps: isl.UnionMap, lowered: Lowered) -> isl.Map | None:
@@ -87,12 +89,40 @@ def violated(deps: Dependences | dict[str, isl.UnionMap], lowered: Lowered, limi
 
 
 def is_parallel(deps: Dependences, lowered: Lowered, row: int, statements: set[str]) -> bool:
-    """No dependence among `statements` (the statements sharing this loop) is carried at `row`."""
-    pairs = _schedule_pairs(deps.restricted_to(statements), lowered)
-    if pairs is None:
-        return True
+    """No dependence among `statements` (the statements sharing this loop) is carried at `row`,
+    except through scalars the loop privatizes."""
     n = lowered.n_rows
-    return not _some(_deltas_at(pairs, n, row), n, f"d{row} != 0")
+    pairs = _schedule_pairs(deps.restricted_to(statements, "shared"), lowered)
+    if pairs is not None and _some(_deltas_at(pairs, n, row), n, f"d{row} != 0"):
+        return False
+    private = None
+    for name in deps.scalars:
+        pairs = _schedule_pairs(deps.restricted_to(statements, f"scalar:{name}"), lowered)
+        if pairs is None or not _some(_deltas_at(pairs, n, row), n, f"d{row} != 0"):
+            continue
+        if private is None:
+            private = privatizable(deps.scalars, lowered, row, statements)
+        if name not in private:
+            return False
+    return True
+
+
+def privatizable(scalars: dict[str, ScalarFlow], lowered: Lowered, row: int, statements) -> set[str]:
+    """The scalars that the loop at schedule `row` over `statements` may privatize: written in
+    the loop, every value read from them in the loop written in the same iteration (of this loop
+    and of every loop around it), and none read after the loop (`privatize.py`)."""
+    stmts = frozenset(statements)
+    out: set[str] = set()
+    for name, flow in scalars.items():
+        if not flow.writers & stmts:
+            continue
+        inner = flow.inside(stmts)
+        if inner is None:
+            continue
+        pairs = _schedule_pairs(inner, lowered)
+        if pairs is None or pairs.is_subset(_equal_prefix(lowered.n_rows, row + 1)):
+            out.add(name)
+    return out
 
 
 def innermost_is_parallel(deps: isl.UnionMap, partial: isl.UnionMap) -> bool:

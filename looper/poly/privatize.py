@@ -1,0 +1,97 @@
+"""Scalar privatization: which kernel-local scalars a parallel loop can give each thread a copy of.
+
+A scalar that every iteration of a loop writes (symm's `temp2`, deriche's `ym1`) makes the loop
+carry anti and output dependences, so the loop looks sequential.  Those dependences are on the
+storage, not on the values: when every value the loop's statements read from the scalar was
+written in the same iteration, and no value written in the loop is read outside of it, each
+thread can work on its own copy (`omp parallel for private(temp2)`).  isl's value-based
+(last-writer) dataflow decides this exactly.
+
+Value-based flow is computed on the original schedule; it holds for every legal schedule too,
+because a schedule that keeps all memory-based dependences keeps each read's last writer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import islpy as isl
+
+from ..ir.program import Program
+
+
+@dataclass(frozen=True, eq=False)
+class ScalarFlow:
+    """The dataflow through one kernel-local scalar that the kernel writes."""
+
+    name: str
+    writers: frozenset[str]  # statements that write it
+    raw: isl.UnionMap  # memory-based dependences through it
+    war: isl.UnionMap
+    waw: isl.UnionMap
+    values: isl.UnionMap  # value-based flow: the last write -> each read
+    unsourced: frozenset[str]  # statements that read the value it had before any write
+    _inside: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def memory(self) -> isl.UnionMap:
+        return self.raw.union(self.war).union(self.waw)
+
+    def inside(self, statements: frozenset[str]) -> isl.UnionMap | None:
+        """The value flow among `statements`; None when a value crosses into or out of them."""
+        if statements not in self._inside:
+            inner = isl.UnionMap.empty(self.values.get_space())
+            crossing = bool(self.unsourced & statements)
+            maps: list[isl.Map] = []
+            self.values.foreach_map(maps.append)
+            for m in maps:
+                ends = (m.get_tuple_name(isl.dim_type.in_) in statements,
+                        m.get_tuple_name(isl.dim_type.out) in statements)
+                if all(ends):
+                    inner = inner.union(isl.UnionMap.from_map(m))
+                elif any(ends):
+                    crossing = True
+            self._inside[statements] = None if crossing else inner
+        return self._inside[statements]
+
+
+def _only(accesses: isl.UnionMap, array: str) -> isl.UnionMap:
+    maps: list[isl.Map] = []
+    accesses.foreach_map(maps.append)
+    out = isl.UnionMap.empty(accesses.get_space())
+    for m in maps:
+        if m.get_tuple_name(isl.dim_type.out) == array:
+            out = out.union(isl.UnionMap.from_map(m))
+    return out
+
+
+@lru_cache(maxsize=64)
+def scalar_flows(program: Program) -> dict[str, ScalarFlow]:
+    """Per kernel-local scalar that some statement writes, its dataflow (once per program)."""
+    from ..transforms.schedule import original
+    names = sorted(a.name for a in program.arrays.values() if a.role == "local" and a.rank == 0)
+    writers: dict[str, set[str]] = {}
+    for st in program.statements:
+        for a in st.accesses:
+            if a.is_write and a.array in names:
+                writers.setdefault(a.array, set()).add(st.name)
+    if not writers:
+        return {}
+    sched = original(program).union_map.intersect_domain(program.domains())
+    before = sched.lex_lt_union_map(sched)
+    all_writes = program.access_union(writes=True)
+    all_reads = program.access_union(writes=False)
+    out: dict[str, ScalarFlow] = {}
+    for name in sorted(writers):
+        w, r = _only(all_writes, name), _only(all_reads, name)
+        raw = w.apply_range(r.reverse()).intersect(before).coalesce()
+        war = r.apply_range(w.reverse()).intersect(before).coalesce()
+        waw = w.apply_range(w.reverse()).intersect(before).coalesce()
+        flow = isl.UnionAccessInfo.from_sink(r).set_must_source(w).set_schedule_map(sched).compute_flow()
+        no_source: list[isl.Map] = []
+        flow.get_must_no_source().foreach_map(no_source.append)
+        unsourced = frozenset(m.get_tuple_name(isl.dim_type.in_) for m in no_source if not m.is_empty())
+        out[name] = ScalarFlow(name, frozenset(writers[name]), raw, war, waw,
+                               flow.get_must_dependence().coalesce(), unsourced)
+    return out
+
