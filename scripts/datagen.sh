@@ -7,8 +7,10 @@
 # cost more than they save) and large ones of 3e7-3e8 instances, whose arrays outgrow the 1 MB L2
 # (PolyBench LARGE: 1e8-2e10; a strided inner loop costs there what it does not at 3e7): 150
 # seeds, of which five (1359, 1411, 1445, 1472, 1488: over 2 GB of arrays) failed to link before
-# looper learnt to build such programs with -mcmodel=medium; a rerun collects them.  Resumable:
-# rerun after an interrupt.
+# looper learnt to build such programs with -mcmodel=medium; a rerun collects them.  A fourth part
+# of 200 programs (3e5-3e7 instances) keeps values in kernel-local scalars (accumulators, filter
+# state, temporaries: symm, deriche, ludcmp), whose loops are parallel once the scalars are
+# privatized.  Resumable: rerun after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
 data=${1:-data}
@@ -16,3 +18,4 @@ common=(--beam 2 --max-affine 2 --per-level 5 --repeat 3 --threads 2)
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2" --programs 1050 --start 0 --instances 3e6:3e7 "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-small" --programs 300 --start 1050 --instances 1e4:3e6 "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-large" --programs 150 --start 1350 --instances 3e7:3e8 "${common[@]}"
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scalars" --programs 200 --start 2000 --instances 3e5:3e7 --scalars "${common[@]}"

@@ -5,7 +5,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 from click.testing import CliRunner
 
 from looper.cli import main

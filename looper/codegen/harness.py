@@ -208,7 +208,7 @@ def _outputs_io(program: Program) -> list[cgen.Generable]:
             same = "(g[i] == r[i] || (isnan(g[i]) && isnan(r[i])) || fabs((double)g[i] - (double)r[i]) " \
                    f"<= {rel} * fabs((double)r[i]) + {absolute} * scale)"
             body = [
-                cgen.Statement(f"double scale = 0"),
+                cgen.Statement("double scale = 0"),
                 cgen.For("long i = 0", "i < cnt", "i++",
                          cgen.If("fabs((double)r[i]) > scale", cgen.Statement("scale = fabs((double)r[i])"))),
                 cgen.For("long i = 0", "i < cnt", "i++", cgen.If(f"!{same}", cgen.Statement("bad++"))),

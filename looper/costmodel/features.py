@@ -22,7 +22,7 @@ from ..ir.program import (
     Binary, Call, Cast, Const, DType, Expr, IterRef, Load, Program, Select, SizeRef, Statement, Unary,
 )
 from ..transforms.schedule import Lowered, Row, Schedule
-from ..transforms.tree import LoopNode, loop_tree
+from ..transforms.tree import loop_tree
 
 FEATURE_VERSION = 3
 

@@ -27,6 +27,7 @@ class Dependences:
     waw: isl.UnionMap  # output: write -> later write
     shared: isl.UnionMap  # all of the above except those through the scalars below
     scalars: dict[str, ScalarFlow]  # kernel-local scalars the kernel writes: privatization candidates
+    through: dict[str, isl.UnionMap]  # per such scalar, the dependences through it
 
     @cached_property
     def all(self) -> isl.UnionMap:
@@ -42,7 +43,7 @@ class Dependences:
         if kind == "shared":
             return self.shared
         if kind.startswith("scalar:"):
-            return self.scalars[kind[len("scalar:"):]].memory
+            return self.through[kind[len("scalar:"):]]
         return self.kinds()[kind]
 
     def direct(self, program: Program) -> isl.UnionMap:
@@ -91,24 +92,25 @@ def maps_of(u: isl.UnionMap) -> list[isl.Map]:
     return out
 
 
-def _without(accesses: isl.UnionMap, arrays) -> isl.UnionMap:
-    out = isl.UnionMap.empty(accesses.get_space())
-    for m in maps_of(accesses):
-        if m.get_tuple_name(isl.dim_type.out) not in arrays:
-            out = out.union(isl.UnionMap.from_map(m))
-    return out
+def _memory(writes: isl.UnionMap, reads: isl.UnionMap, before: isl.UnionMap):
+    """RAW, WAR and WAW pairs among the given accesses, in `before` order."""
+    raw = writes.apply_range(reads.reverse()).intersect(before).coalesce()
+    war = reads.apply_range(writes.reverse()).intersect(before).coalesce()
+    waw = writes.apply_range(writes.reverse()).intersect(before).coalesce()
+    return raw, war, waw
 
 
 def compute_dependences(program: Program) -> Dependences:
     sched = original(program).union_map.intersect_domain(program.domains())
     before = sched.lex_lt_union_map(sched)
     scalars = scalar_flows(program)
-    writes = _without(program.access_union(writes=True), scalars)
-    reads = _without(program.access_union(writes=False), scalars)
-    raw = writes.apply_range(reads.reverse()).intersect(before).coalesce()
-    war = reads.apply_range(writes.reverse()).intersect(before).coalesce()
-    waw = writes.apply_range(writes.reverse()).intersect(before).coalesce()
+    raw, war, waw = _memory(program.access_union(writes=True, exclude=scalars),
+                            program.access_union(writes=False, exclude=scalars), before)
     shared = raw.union(war).union(waw).coalesce()
-    for flow in scalars.values():
-        raw, war, waw = raw.union(flow.raw), war.union(flow.war), waw.union(flow.waw)
-    return Dependences(raw, war, waw, shared, scalars)
+    through = {}
+    for name in scalars:
+        r, a, o = _memory(program.access_union(writes=True, only={name}),
+                          program.access_union(writes=False, only={name}), before)
+        through[name] = r.union(a).union(o).coalesce()
+        raw, war, waw = raw.union(r), war.union(a), waw.union(o)
+    return Dependences(raw, war, waw, shared, scalars, through)

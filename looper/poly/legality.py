@@ -8,8 +8,6 @@ kernel-local scalar do not stop a loop from being parallel when the loop can pri
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import islpy as isl
 
 from ..transforms.schedule import Lowered

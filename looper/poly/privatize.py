@@ -26,16 +26,9 @@ class ScalarFlow:
 
     name: str
     writers: frozenset[str]  # statements that write it
-    raw: isl.UnionMap  # memory-based dependences through it
-    war: isl.UnionMap
-    waw: isl.UnionMap
     values: isl.UnionMap  # value-based flow: the last write -> each read
     unsourced: frozenset[str]  # statements that read the value it had before any write
     _inside: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def memory(self) -> isl.UnionMap:
-        return self.raw.union(self.war).union(self.waw)
 
     def inside(self, statements: frozenset[str]) -> isl.UnionMap | None:
         """The value flow among `statements`; None when a value crosses into or out of them."""
@@ -55,16 +48,6 @@ class ScalarFlow:
         return self._inside[statements]
 
 
-def _only(accesses: isl.UnionMap, array: str) -> isl.UnionMap:
-    maps: list[isl.Map] = []
-    accesses.foreach_map(maps.append)
-    out = isl.UnionMap.empty(accesses.get_space())
-    for m in maps:
-        if m.get_tuple_name(isl.dim_type.out) == array:
-            out = out.union(isl.UnionMap.from_map(m))
-    return out
-
-
 @lru_cache(maxsize=64)
 def scalar_flows(program: Program) -> dict[str, ScalarFlow]:
     """Per kernel-local scalar that some statement writes, its dataflow (once per program)."""
@@ -78,20 +61,14 @@ def scalar_flows(program: Program) -> dict[str, ScalarFlow]:
     if not writers:
         return {}
     sched = original(program).union_map.intersect_domain(program.domains())
-    before = sched.lex_lt_union_map(sched)
-    all_writes = program.access_union(writes=True)
-    all_reads = program.access_union(writes=False)
     out: dict[str, ScalarFlow] = {}
     for name in sorted(writers):
-        w, r = _only(all_writes, name), _only(all_reads, name)
-        raw = w.apply_range(r.reverse()).intersect(before).coalesce()
-        war = r.apply_range(w.reverse()).intersect(before).coalesce()
-        waw = w.apply_range(w.reverse()).intersect(before).coalesce()
+        w, r = program.access_union(writes=True, only={name}), program.access_union(writes=False, only={name})
         flow = isl.UnionAccessInfo.from_sink(r).set_must_source(w).set_schedule_map(sched).compute_flow()
         no_source: list[isl.Map] = []
         flow.get_must_no_source().foreach_map(no_source.append)
         unsourced = frozenset(m.get_tuple_name(isl.dim_type.in_) for m in no_source if not m.is_empty())
-        out[name] = ScalarFlow(name, frozenset(writers[name]), raw, war, waw,
-                               flow.get_must_dependence().coalesce(), unsourced)
+        out[name] = ScalarFlow(name, frozenset(writers[name]), flow.get_must_dependence().coalesce(),
+                               unsourced)
     return out
 
