@@ -114,7 +114,7 @@ def main() -> None:
             sp["measure"], starred = ref["speedup"], True
         meas = sp.get("measure")
         row = {"kernel": name.replace("_", "-"), "search_seconds": search_s, "predicted": res.best_score.speedup,
-               "model_speedup": sp["model"], "status": status, "hybrid_speedup": sp.get("hybrid"),
+               "model_speedup": sp.get("model"), "status": status, "hybrid_speedup": sp.get("hybrid"),
                "measured_search_speedup": meas, "measured_from_older_run": starred,
                "sequence": res.best.describe(), "transformations": res.best.to_json(),
                "hybrid_sequence": answers["hybrid"].describe() if "hybrid" in answers else "",
@@ -132,7 +132,7 @@ def main() -> None:
         ratio = lambda x: f"{x / meas:6.2f}" if (x and meas) else "     -"  # noqa: E731
         meas_text = f"{meas:7.2f}" if meas else "      -"
         print(f"{row['kernel']:15} {search_s:8.1f} {row['predicted']:6.2f} {shown('model')} "
-              f"{shown('hybrid')} {meas_text}{'*' if starred else ' '} {ratio(sp['model'])} "
+              f"{shown('hybrid')} {meas_text}{'*' if starred else ' '} {ratio(sp.get('model'))} "
               f"{ratio(sp.get('hybrid'))}  {row['sequence']}", flush=True)
         if other is not None:
             print(f"{'  other model':15} {'':8} {row['model2_predicted']:6.2f} {shown('model2')} "

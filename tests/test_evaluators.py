@@ -229,3 +229,23 @@ def test_check_runs_each_candidate_once_and_memoizes_nothing(tmp_path, monkeypat
         assert runs[-1] == 4
     finally:
         ev.close()
+
+
+def test_schedules_that_print_the_same_code_are_timed_once(monkeypatch):
+    """time_together builds one kernel per distinct C text: the original given as an answer gets
+    the original's own times (speedup exactly 1), not a second copy's alignment luck."""
+    import looper.search.evaluators as E
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    fused = Schedule(p).then(Fuse(("S0",), ("S1",), 3, (1,)))
+    seen = []
+    real = E.time_interleaved
+    monkeypatch.setattr(E, "time_interleaved", lambda pairs, *a, **kw: seen.append(pairs) or real(pairs, *a, **kw))
+    ev = ExecutionEvaluator(p, repeats=1, threads=1)
+    try:
+        original, timed = ev.time_together(p, [Schedule(p), fused, Schedule(p).then(Fuse(("S0",), ("S1",), 3, (1,)))], 2)
+    finally:
+        ev.close()
+    assert [k for _path, k in seen[0]] == [0, 1]
+    (same, same_times), (_s, fused_times), (_s2, fused_again) = timed
+    assert same == 1.0 and same_times == original
+    assert fused_times == fused_again and len(original) == 2
