@@ -6,6 +6,6 @@ set -euo pipefail
 out=${1:-models/looper-v1.pt}
 shift || true
 data=("$@")
-[ ${#data[@]} -gt 0 ] || data=(data/synth-v2 data/synth-v2-small data/synth-v2-large data/synth-v2-scalars)
+[ ${#data[@]} -gt 0 ] || data=(data/synth-v2 data/synth-v2-small data/synth-v2-large)
 looper train "${data[@]}" -o "$out" --epochs 30 --members 2 --threads 1 --hidden 128 --lr 0.001 --loss log \
   --rank-weight 1.0 --batch-programs 1 --max-noise 0.05 --seed 0
