@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from looper.codegen.harness import program_c
 from looper.lang.parse import parse_file, parse_source
 from looper.poly.deps import compute_dependences
@@ -90,33 +92,23 @@ OUTPUTS = ["B"]
 '''
 
 
-def _loop_over(p, name: str):
+def _parallelize_loop_of(source: str, stmt: str):
+    """The program, the step parallelizing the loop around `stmt`, and why it is illegal (None: legal)."""
+    p = parse_source(source, "scalars.py", "MINI")
     s = Schedule(p)
-    loop = next(l for l in loop_tree(s.lowered).loops() if name in l.statements)
-    return s, Parallelize(((tuple(sorted(loop.statements)), loop.row),))
+    loop = next(l for l in loop_tree(s.lowered).loops() if stmt in l.statements)
+    step = Parallelize(((tuple(sorted(loop.statements)), loop.row),))
+    return p, s.then(step), check_step(compute_dependences(p), s.lowered, step, s.then(step).lowered)
 
 
-def test_a_scalar_read_after_the_loop_keeps_it_sequential():
-    p = parse_source(LIVE_OUT, "live_out.py", "MINI")
-    d = compute_dependences(p)
-    s, step = _loop_over(p, "S2")
-    why = check_step(d, s.lowered, step, s.then(step).lowered)
-    assert why and "carries a dependence" in why
-
-
-def test_a_scalar_carried_to_the_next_iteration_keeps_it_sequential():
-    p = parse_source(CARRIED, "carried.py", "MINI")
-    d = compute_dependences(p)
-    s, step = _loop_over(p, "S1")
-    why = check_step(d, s.lowered, step, s.then(step).lowered)
+@pytest.mark.parametrize("source, stmt", [(LIVE_OUT, "S2"), (CARRIED, "S1")], ids=["read-after", "carried"])
+def test_a_scalar_whose_value_leaves_the_iteration_keeps_the_loop_sequential(source, stmt):
+    _p, _par, why = _parallelize_loop_of(source, stmt)
     assert why and "carries a dependence" in why
 
 
 def test_a_scalar_the_loop_only_reads_stays_shared(tmp_path):
-    p = parse_source(READ_ONLY, "read_only.py", "MINI")
-    d = compute_dependences(p)
-    s, step = _loop_over(p, "S1")
-    assert check_step(d, s.lowered, step, s.then(step).lowered) is None
-    par = s.then(step)
+    p, par, why = _parallelize_loop_of(READ_ONLY, "S1")
+    assert why is None
     assert _pragmas(par) == ["#pragma omp parallel for"]  # a private s would be uninitialized
     assert differential(p, [par], tmp_path, threads=4) == []

@@ -45,6 +45,11 @@ def _deltas_at(pairs: isl.Map, n: int, k: int) -> isl.Set:
     return pairs.intersect(_equal_prefix(n, k)).deltas()
 
 
+def _carried_at(pairs: isl.Map, n: int, row: int) -> bool:
+    """Some dependence not satisfied before `row` is satisfied (carried) at it."""
+    return _some(_deltas_at(pairs, n, row), n, f"d{row} != 0")
+
+
 def _some(deltas: isl.Set, n: int, cond: str) -> bool:
     names = ", ".join(f"d{j}" for j in range(n))
     return not deltas.intersect(isl.Set(f"{{ [{names}] : {cond} }}")).is_empty()
@@ -91,12 +96,12 @@ def is_parallel(deps: Dependences, lowered: Lowered, row: int, statements: set[s
     except through scalars the loop privatizes."""
     n = lowered.n_rows
     pairs = _schedule_pairs(deps.restricted_to(statements, "shared"), lowered)
-    if pairs is not None and _some(_deltas_at(pairs, n, row), n, f"d{row} != 0"):
+    if pairs is not None and _carried_at(pairs, n, row):
         return False
     private = None
     for name in deps.scalars:
         pairs = _schedule_pairs(deps.restricted_to(statements, f"scalar:{name}"), lowered)
-        if pairs is None or not _some(_deltas_at(pairs, n, row), n, f"d{row} != 0"):
+        if pairs is None or not _carried_at(pairs, n, row):
             continue
         if private is None:
             private = privatizable(deps.scalars, lowered, row, statements)
@@ -135,7 +140,7 @@ def innermost_is_parallel(deps: isl.UnionMap, partial: isl.UnionMap) -> bool:
         n = m.dim(isl.dim_type.out)
         if n == 0:
             continue
-        if _some(_deltas_at(m, n, n - 1), n, f"d{n - 1} != 0"):
+        if _carried_at(m, n, n - 1):
             return False
     return True
 
@@ -146,7 +151,7 @@ def carried_rows(deps: Dependences, lowered: Lowered, statements: set[str]) -> s
     if pairs is None:
         return set()
     n = lowered.n_rows
-    return {k for k in range(n) if _some(_deltas_at(pairs, n, k), n, f"d{k} != 0")}
+    return {k for k in range(n) if _carried_at(pairs, n, k)}
 
 
 def is_permutable(deps: Dependences, lowered: Lowered, rows: list[int], statements: set[str]) -> bool:
