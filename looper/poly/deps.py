@@ -16,6 +16,7 @@ import islpy as isl
 from ..ir.program import Program
 from ..transforms.schedule import original
 from .privatize import ScalarFlow, scalar_flows
+from .relations import split_by_statements
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,22 +75,9 @@ class Dependences:
         key = (statements, both, kind)
         cache = self.__dict__.setdefault("_selected", {})
         if key not in cache:
-            rel = self.relation(kind)
-            keep = isl.UnionMap.empty(rel.get_space())
-            for m in maps_of(rel):
-                ends = (m.get_tuple_name(isl.dim_type.in_) in statements,
-                        m.get_tuple_name(isl.dim_type.out) in statements)
-                if all(ends) if both else any(ends):
-                    keep = keep.union(isl.UnionMap.from_map(m))
-            cache[key] = keep
+            inner, crossing = split_by_statements(self.relation(kind), statements)
+            cache[key] = inner if both else inner.union(crossing)
         return cache[key]
-
-
-def maps_of(u: isl.UnionMap) -> list[isl.Map]:
-    """The maps of a union map, one per (source, sink) space pair."""
-    out: list[isl.Map] = []
-    u.foreach_map(out.append)
-    return out
 
 
 def _memory(writes: isl.UnionMap, reads: isl.UnionMap, before: isl.UnionMap):

@@ -11,7 +11,8 @@ from __future__ import annotations
 import islpy as isl
 
 from ..transforms.schedule import Lowered
-from .deps import Dependences, maps_of
+from .deps import Dependences
+from .relations import maps_of
 from .privatize import ScalarFlow
 
 

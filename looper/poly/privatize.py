@@ -18,6 +18,7 @@ from functools import lru_cache
 import islpy as isl
 
 from ..ir.program import Program
+from .relations import maps_of, split_by_statements
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,18 +34,9 @@ class ScalarFlow:
     def inside(self, statements: frozenset[str]) -> isl.UnionMap | None:
         """The value flow among `statements`; None when a value crosses into or out of them."""
         if statements not in self._inside:
-            inner = isl.UnionMap.empty(self.values.get_space())
-            crossing = bool(self.unsourced & statements)
-            maps: list[isl.Map] = []
-            self.values.foreach_map(maps.append)
-            for m in maps:
-                ends = (m.get_tuple_name(isl.dim_type.in_) in statements,
-                        m.get_tuple_name(isl.dim_type.out) in statements)
-                if all(ends):
-                    inner = inner.union(isl.UnionMap.from_map(m))
-                elif any(ends):
-                    crossing = True
-            self._inside[statements] = None if crossing else inner
+            inner, crossing = split_by_statements(self.values, statements)
+            entering = bool(self.unsourced & statements)  # a read of the value before the kernel
+            self._inside[statements] = None if entering or not crossing.is_empty() else inner
         return self._inside[statements]
 
 
@@ -65,9 +57,8 @@ def scalar_flows(program: Program) -> dict[str, ScalarFlow]:
     for name in sorted(writers):
         w, r = program.access_union(writes=True, only={name}), program.access_union(writes=False, only={name})
         flow = isl.UnionAccessInfo.from_sink(r).set_must_source(w).set_schedule_map(sched).compute_flow()
-        no_source: list[isl.Map] = []
-        flow.get_must_no_source().foreach_map(no_source.append)
-        unsourced = frozenset(m.get_tuple_name(isl.dim_type.in_) for m in no_source if not m.is_empty())
+        unsourced = frozenset(m.get_tuple_name(isl.dim_type.in_) for m in maps_of(flow.get_must_no_source())
+                              if not m.is_empty())
         out[name] = ScalarFlow(name, frozenset(writers[name]), flow.get_must_dependence().coalesce(),
                                unsourced)
     return out

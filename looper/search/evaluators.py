@@ -78,26 +78,28 @@ class ExecutionEvaluator:
     def _code(self, s: Schedule) -> str:
         return str(kernel_function(s.lowered, "kernel"))
 
-    def _key(self, code: str) -> str:
+    def _key(self, code: str, repeats: int | None = None) -> str:
+        repeats = self.repeats if repeats is None else repeats
         return measurement_key(self.program.fingerprint, code, compiler_id(), " ".join(self.flags),
-                               cpu_model(), str(self.threads), str(self.repeats), f"harness{HARNESS_VERSION}")
+                               cpu_model(), str(self.threads), str(repeats), f"harness{HARNESS_VERSION}")
 
-    def _record(self, key: str, m: Measurement, schedule: Schedule) -> None:
-        if self.store is not None:
-            self.store.put(key, m, program=self.program.name, size=self.program.size_label,
+    def _record(self, key: str, m: Measurement, schedule: Schedule, store: MeasurementStore | None) -> None:
+        if store is not None:
+            store.put(key, m, program=self.program.name, size=self.program.size_label,
                            schedule=schedule.describe(), compiler=compiler_id(),
                            flags=" ".join(self.flags), cpu=cpu_model(), threads=self.threads)
 
     # -- timing -------------------------------------------------------------------------------------
-    def _limits(self) -> tuple[float, float]:
+    def _limits(self, repeats: int) -> tuple[float, float]:
         best = self.best_time or self.baseline or 1.0
         cutoff = self.slow_factor * best
-        timeout = self.min_timeout + (self.repeats + 1) * self.timeout_factor * best
+        timeout = self.min_timeout + (repeats + 1) * self.timeout_factor * best
         return cutoff, timeout
 
-    def _run(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float) -> Measurement:
+    def _run(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float,
+             repeats: int) -> Measurement:
         with self.timing_lock():
-            res = run_binary(binary, variant, self.repeats + 1, timeout=timeout, threads=self.threads,
+            res = run_binary(binary, variant, repeats + 1, timeout=timeout, threads=self.threads,
                              mode=mode, cutoff=cutoff)
         load = load_average()
         if res.timed_out:
@@ -111,13 +113,13 @@ class ExecutionEvaluator:
             return Measurement("slow", res.times[:1], cutoff, f"first run slower than {cutoff:.3g} s", load)
         return Measurement("ok", res.times[1:] or res.times, cutoff, "", load)
 
-    def _ensure_baseline(self, need_reference: bool) -> None:
+    def _ensure_baseline(self, need_reference: bool, repeats: int, store: MeasurementStore | None) -> None:
         """The original's time (from the memo when it has it) and, when a candidate must be
         checked, its outputs: the reference every candidate's outputs are compared with."""
         root = Schedule(self.program)
-        key = self._key(self._code(root))
-        if self.baseline is None and self.store is not None:
-            m = self.store.get(key)
+        key = self._key(self._code(root), repeats)
+        if self.baseline is None and store is not None:
+            m = store.get(key)
             if m is not None and m.status == "ok" and m.times:
                 self.baseline_times = list(m.times)
                 self.baseline = statistics.median(m.times)
@@ -127,7 +129,7 @@ class ExecutionEvaluator:
         binary = compile_split(*split_program_c(self.program, [root.lowered]), self.flags)
         self.build_flags = tuple(f for f in binary.flags if not f.startswith("-D"))
         with self.timing_lock():
-            res = run_binary(binary.path, 0, self.repeats + 1, threads=self.threads,
+            res = run_binary(binary.path, 0, repeats + 1, threads=self.threads,
                              mode=f"save:{self.reference}")
         if not res.ok:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
@@ -137,7 +139,7 @@ class ExecutionEvaluator:
             self.baseline_times = list(times)
             self.baseline = statistics.median(times)
             self.best_time = self.baseline
-            self._record(key, Measurement("ok", times, 0.0, "baseline", load_average()), root)
+            self._record(key, Measurement("ok", times, 0.0, "baseline", load_average()), root, store)
 
     def _exact_flags(self) -> tuple[str, ...]:
         return self.flags + tuple(f for f in EXACT_FLAGS if f not in self.flags)
@@ -207,25 +209,26 @@ class ExecutionEvaluator:
         included), nothing read from or written to the memo: for candidates that are timed
         interleaved next (hybrid, benchmarks/model_bench.py), whose repeats here were thrown
         away (at LARGE, three runs of seconds per candidate)."""
-        saved = self.repeats, self.store
-        self.repeats, self.store = 0, None
-        try:
-            return self.evaluate(program, schedules)
-        finally:
-            self.repeats, self.store = saved
+        return self._evaluate(program, schedules, repeats=0, store=None)
 
     # -- the protocol -----------------------------------------------------------------------------
     def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
-        self._ensure_baseline(need_reference=False)
+        return self._evaluate(program, schedules, self.repeats, self.store)
+
+    def _evaluate(self, program: Program, schedules: Sequence[Schedule], repeats: int,
+                  store: MeasurementStore | None) -> list[Score]:
+        """Each schedule run `repeats` times after one untimed run (the check), memoized in
+        `store` when there is one."""
+        self._ensure_baseline(False, repeats, store)
         out: list[Score | None] = [None] * len(schedules)
         pending: list[tuple[int, Schedule, str]] = []
         for k, s in enumerate(schedules):
             if not s.steps:
                 out[k] = Score(1.0, "ok", "original", list(self.baseline_times))
                 continue
-            key = self._key(self._code(s))
-            m = self.store.get(key) if self.store is not None else None
-            if m is not None and (m.status != "timeout" or m.cutoff >= self._limits()[1]):
+            key = self._key(self._code(s), repeats)
+            m = store.get(key) if store is not None else None
+            if m is not None and (m.status != "timeout" or m.cutoff >= self._limits(repeats)[1]):
                 out[k] = self._score(m)
             else:
                 pending.append((k, s, key))
@@ -235,7 +238,7 @@ class ExecutionEvaluator:
             pending = []
         done = 0
         if pending:
-            self._ensure_baseline(need_reference=True)
+            self._ensure_baseline(True, repeats, store)
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start:start + self.batch_size]
             try:
@@ -243,19 +246,19 @@ class ExecutionEvaluator:
             except CompileError as e:
                 for k, s, key in batch:
                     m = Measurement("compile-error", [], 0.0, str(e).splitlines()[0], load_average())
-                    self._record(key, m, s)
+                    self._record(key, m, s, store)
                     out[k] = self._score(m)
                 continue
             for j, (k, s, key) in enumerate(batch):
-                cutoff, timeout = self._limits()
-                m = self._run(binary.path, j, f"check:{self.reference}", cutoff, timeout)
+                cutoff, timeout = self._limits(repeats)
+                m = self._run(binary.path, j, f"check:{self.reference}", cutoff, timeout, repeats)
                 if m.status == "wrong" and self._same_without_fma(program, s, timeout):
-                    m = self._run(binary.path, j, "-", cutoff, timeout)
+                    m = self._run(binary.path, j, "-", cutoff, timeout, repeats)
                     if m.status in ("ok", "slow"):
                         m.detail = "; ".join(filter(None, (
                             "outputs differ by FMA rounding only (equal with -ffp-contract=off)", m.detail)))
                 self.measured += 1
-                self._record(key, m, s)
+                self._record(key, m, s, store)
                 out[k] = self._score(m)
                 done += 1
                 if self.progress:
