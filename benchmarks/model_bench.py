@@ -111,7 +111,8 @@ def main() -> None:
         times = [original_times] + [t for _s, t in timed]
         status.update({k: "ok" if sp.get(k) else "failed" for k in ok})
         if "measure" not in sp and ref:
-            sp["measure"], starred = ref["speedup"], True
+            # search_bench.py rows say "speedup", model_bench.py rows "measured_search_speedup"
+            sp["measure"], starred = ref.get("speedup", ref.get("measured_search_speedup")), True
         meas = sp.get("measure")
         row = {"kernel": name.replace("_", "-"), "search_seconds": search_s, "predicted": res.best_score.speedup,
                "model_speedup": sp.get("model"), "status": status, "hybrid_speedup": sp.get("hybrid"),

@@ -15,6 +15,7 @@ import contextlib
 import shutil
 import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -60,6 +61,9 @@ class ExecutionEvaluator:
         self.baseline: float | None = None
         self.baseline_times: list[float] = []
         self.best_time: float | None = None
+        # seconds a run of the binary spends outside the timed kernel (allocation, init: lu LARGE's
+        # O(N^3) init takes longer than its kernel), which every time limit must allow for
+        self.overhead = 0.0
         self.has_reference = False
         self.measured = 0  # candidates actually run (memo misses)
         # replay an earlier search from the memo alone: a miss is "unmeasured", nothing is run
@@ -93,7 +97,7 @@ class ExecutionEvaluator:
     def _limits(self, repeats: int) -> tuple[float, float]:
         best = self.best_time or self.baseline or 1.0
         cutoff = self.slow_factor * best
-        timeout = self.min_timeout + (repeats + 1) * self.timeout_factor * best
+        timeout = self.min_timeout + 2 * self.overhead + (repeats + 1) * self.timeout_factor * best
         return cutoff, timeout
 
     def _run(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float,
@@ -129,10 +133,13 @@ class ExecutionEvaluator:
         binary = compile_split(*split_program_c(self.program, [root.lowered]), self.flags)
         self.build_flags = tuple(f for f in binary.flags if not f.startswith("-D"))
         with self.timing_lock():
+            t0 = time.perf_counter()
             res = run_binary(binary.path, 0, repeats + 1, threads=self.threads,
                              mode=f"save:{self.reference}")
+            wall = time.perf_counter() - t0
         if not res.ok:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
+        self.overhead = max(self.overhead, wall - sum(res.times))
         self.has_reference = True
         if self.baseline is None:
             times = res.times[1:] or res.times
@@ -188,7 +195,7 @@ class ExecutionEvaluator:
         binary = compile_split(*split_program_c(program, distinct), self.flags)
         base = self.baseline or 1.0
         per_process = max(1, min(50, int(0.1 / base)))  # about 0.1 s of timed runs per process
-        limit = self.min_timeout + (1 + per_process) * self.timeout_factor * base
+        limit = self.min_timeout + 2 * self.overhead + (1 + per_process) * self.timeout_factor * base
         with self.timing_lock():
             timed = time_interleaved([(binary.path, k) for k in range(len(distinct))], rounds,
                                      threads=self.threads, timeout=limit, per_process=per_process)
