@@ -11,7 +11,8 @@
 # of 200 programs (3e5-3e7 instances) keeps values in kernel-local scalars (accumulators, filter
 # state, temporaries: symm, deriche, ludcmp), whose loops are parallel once the scalars are
 # privatized; a fifth of 150 such programs at 3e6-1e8 instances (6,308 rows, 3,909 measured points
-in 1,519 s: 2.6 points/s) shows them at sizes where arrays outgrow the caches.  Resumable: rerun after an interrupt.
+# in 1,519 s: 2.6 points/s) shows them at sizes where arrays outgrow the caches.  Resumable: rerun
+# after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
 data=${1:-data}

@@ -90,15 +90,17 @@ class ExecutionEvaluator:
     def _record(self, key: str, m: Measurement, schedule: Schedule, store: MeasurementStore | None) -> None:
         if store is not None:
             store.put(key, m, program=self.program.name, size=self.program.size_label,
-                           schedule=schedule.describe(), compiler=compiler_id(),
-                           flags=" ".join(self.flags), cpu=cpu_model(), threads=self.threads)
+                      schedule=schedule.describe(), compiler=compiler_id(),
+                      flags=" ".join(self.flags), cpu=cpu_model(), threads=self.threads)
 
     # -- timing -------------------------------------------------------------------------------------
+    def _time_limit(self, runs: int, per_run: float) -> float:
+        """How long one process of `runs` runs of about `per_run` seconds each may take."""
+        return self.min_timeout + 2 * self.overhead + runs * self.timeout_factor * per_run
+
     def _limits(self, repeats: int) -> tuple[float, float]:
         best = self.best_time or self.baseline or 1.0
-        cutoff = self.slow_factor * best
-        timeout = self.min_timeout + 2 * self.overhead + (repeats + 1) * self.timeout_factor * best
-        return cutoff, timeout
+        return self.slow_factor * best, self._time_limit(repeats + 1, best)
 
     def _run(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float,
              repeats: int) -> Measurement:
@@ -195,7 +197,7 @@ class ExecutionEvaluator:
         binary = compile_split(*split_program_c(program, distinct), self.flags)
         base = self.baseline or 1.0
         per_process = max(1, min(50, int(0.1 / base)))  # about 0.1 s of timed runs per process
-        limit = self.min_timeout + 2 * self.overhead + (1 + per_process) * self.timeout_factor * base
+        limit = self._time_limit(1 + per_process, base)
         with self.timing_lock():
             timed = time_interleaved([(binary.path, k) for k in range(len(distinct))], rounds,
                                      threads=self.threads, timeout=limit, per_process=per_process)
