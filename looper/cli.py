@@ -238,11 +238,14 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--scalars", is_flag=True,
               help="Programs whose nests keep values in kernel-local scalars (accumulators, filter "
                    "state, temporaries), which parallel loops must privatize.")
+@click.option("--patterns", default=None, metavar="NAME,...",
+              help="Only these synthetic patterns (elementwise, stencil, reduction, matmul, deep, copy; "
+                   "with --scalars also scalar_reduction, scalar_recurrence, scalar_temp).")
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
                 beam: int, max_affine: int, per_level: int, repeat: int, threads: int | None,
-                instances: str, scalars: bool, quiet: bool) -> None:
+                instances: str, scalars: bool, patterns: str | None, quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
     Resumable: run the same command again after an interrupt (even kill -9); finished programs
@@ -261,9 +264,17 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
             raise ValueError
     except ValueError:
         raise LooperUsageError(f"--instances: expected LOW:HIGH with 1 <= LOW <= HIGH, got '{instances}'") from None
+    chosen = None
+    if patterns is not None:
+        from .datagen.synth import pattern_names
+        chosen = tuple(p.strip() for p in patterns.split(",") if p.strip())
+        unknown = [p for p in chosen if p not in pattern_names(scalars)]
+        if unknown or not chosen:
+            raise LooperUsageError(f"--patterns: unknown pattern(s) {', '.join(unknown) or '(none given)'}; "
+                                   f"known: {', '.join(pattern_names(scalars))}")
     cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
                         repeats=repeat, threads=threads, target_low=low, target_high=high,
-                        scalars=scalars)
+                        scalars=scalars, patterns=chosen)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
     workers = workers or max(1, (os.cpu_count() or 1) // threads)

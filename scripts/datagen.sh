@@ -11,8 +11,11 @@
 # of 200 programs (3e5-3e7 instances) keeps values in kernel-local scalars (accumulators, filter
 # state, temporaries: symm, deriche, ludcmp), whose loops are parallel once the scalars are
 # privatized; a fifth of 150 such programs at 3e6-1e8 instances (6,308 rows, 3,909 measured points
-# in 1,519 s: 2.6 points/s) shows them at sizes where arrays outgrow the caches.  Resumable: rerun
-# after an interrupt.
+# in 1,519 s: 2.6 points/s) shows them at sizes where arrays outgrow the caches.  A sixth samples
+# matrix products and doitgen-like nests at 1e8-5e8 instances, the sizes
+# of PolyBench LARGE's gemm, 2mm and syrk, where loop order and tiling decide (the model trained
+# without it ranked a strided interchange of LARGE gemm above the order measurement found: 0.31x
+# of it).  Resumable: rerun after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
 data=${1:-data}
@@ -22,3 +25,5 @@ OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-small" --programs 300 --start 1
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-large" --programs 150 --start 1350 --instances 3e7:3e8 "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scalars" --programs 200 --start 2000 --instances 3e5:3e7 --scalars "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scalars-large" --programs 150 --start 2200 --instances 3e6:1e8 --scalars "${common[@]}"
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-matmul-large" --programs 120 --start 2400 --instances 1e8:5e8 \
+  --patterns matmul,deep "${common[@]}"

@@ -92,3 +92,28 @@ def test_sizes_hit_the_instance_target():
         p = parse_source(synth_program(seed, target=(1e5, 1e6)), "x.py", "DEFAULT")
         n = sum(int(s.domain.count_val().to_python()) for s in p.statements)
         assert 5e4 <= n <= 2e6, (seed, n)
+
+
+def _kernel_statements(source: str) -> list[str]:
+    body = source.split("def kernel(")[1].split("\nOUTPUTS")[0].splitlines()[1:]
+    return [line.strip() for line in body if line.strip() and not line.strip().startswith("for ")]
+
+
+def test_patterns_restrict_the_mix():
+    import re
+
+    import pytest
+
+    from looper.datagen.synth import pattern_names
+
+    for seed in range(30):
+        copies = _kernel_statements(synth_program(seed, target=(2e3, 2e4), patterns=("copy",)))
+        assert copies and all(re.fullmatch(r"\w+\[j, i\] = \w+\[i, j\]", s) for s in copies), copies
+        products = _kernel_statements(synth_program(seed, target=(2e3, 2e4), patterns=("matmul",)))
+        assert all(re.fullmatch(r"\w+\[i, j\] (\*= .+|\+= \(?\w+\[i, k\] \* \w+\[k, j\]\)?( % 97)?)", s)
+                   for s in products), products
+        # naming every pattern is the default mix: same random choices, same program
+        assert synth_program(seed, target=(2e3, 2e4), patterns=tuple(pattern_names())) == \
+            synth_program(seed, target=(2e3, 2e4))
+    with pytest.raises(ValueError, match="unknown synthetic patterns"):
+        synth_program(0, patterns=("gemm",))

@@ -76,6 +76,7 @@ class CollectConfig:
     target_low: float = 3e6
     target_high: float = 3e7
     scalars: bool = False  # synth_program's mix with kernel-local scalars
+    patterns: tuple[str, ...] | None = None  # only these synth_program patterns (None: all)
     lock_path: str = os.path.join(tempfile.gettempdir(), "looper-timing.lock")
     memo_name: str = "memo.sqlite"
 
@@ -93,7 +94,8 @@ def machine_lock(path: str):
 
 def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     """Search one synthetic program with the measuring evaluator; one row per explored candidate."""
-    source = synth_program(seed, target=(cfg.target_low, cfg.target_high), scalars=cfg.scalars)
+    source = synth_program(seed, target=(cfg.target_low, cfg.target_high), scalars=cfg.scalars,
+                           patterns=cfg.patterns)
     name = f"synth{seed}"
     program = parse_source(source, f"{name}.py", "DEFAULT")
     deps = compute_dependences(program)

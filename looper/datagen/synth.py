@@ -379,6 +379,11 @@ PATTERNS = [(_elementwise, 3), (_stencil, 3), (_reduction, 3), (_matmul, 3), (_d
 SCALAR_PATTERNS = [(_scalar_reduction, 3), (_scalar_recurrence, 2), (_scalar_temp, 1)]
 
 
+def pattern_names(scalars: bool = False) -> list[str]:
+    """The names `synth_program(patterns=...)` accepts: the pattern functions' without the '_'."""
+    return [fn.__name__[1:] for fn, _w in PATTERNS + (SCALAR_PATTERNS if scalars else [])]
+
+
 # -- whole programs -------------------------------------------------------------------------------------
 
 def _init_value(arr: _Array, dtype: str, salt: int) -> str:
@@ -425,18 +430,27 @@ def _counts(source: str) -> list[int]:
 
 
 def synth_program(seed: int, target: tuple[float, float] = (3e6, 3e7), name: str | None = None,
-                  scalars: bool = False) -> str:
+                  scalars: bool = False, patterns: tuple[str, ...] | None = None) -> str:
     """The source of random program number `seed`, sized to execute a number of statement
     instances drawn log-uniformly from `target`.  With `scalars`, the first nest keeps values in
-    kernel-local scalars and the others may too (without, seeds give the programs they always did)."""
+    kernel-local scalars and the others may too (without, seeds give the programs they always did).
+    `patterns` (names from `pattern_names`) restricts the nests to those patterns, at their usual
+    relative weights: a data part that samples one kind of kernel more densely."""
     rng = random.Random(seed)
     dtype = rng.choices(["f64", "f32", "i32"], weights=[6, 3, 1])[0]
     b = _Builder(rng, dtype)
     n_nests = rng.choices([1, 2, 3, 4], weights=[4, 4, 2, 1])[0]
-    fns, weights = zip(*(PATTERNS + SCALAR_PATTERNS if scalars else PATTERNS))
+    mix = PATTERNS + SCALAR_PATTERNS if scalars else PATTERNS
+    if patterns is not None:
+        unknown = set(patterns) - set(pattern_names(scalars))
+        if unknown or not patterns:
+            raise ValueError(f"unknown synthetic patterns {sorted(unknown)} (known: {', '.join(pattern_names(scalars))})")
+        mix = [(fn, w) for fn, w in mix if fn.__name__[1:] in patterns]
+    fns, weights = zip(*mix)
     for k in range(n_nests):
         if scalars and k == 0:
-            first, w = zip(*SCALAR_PATTERNS)
+            firsts = [(fn, w) for fn, w in SCALAR_PATTERNS if (fn, w) in mix] or SCALAR_PATTERNS
+            first, w = zip(*firsts)
             rng.choices(first, weights=w)[0](b)
         else:
             rng.choices(fns, weights=weights)[0](b)
