@@ -249,3 +249,55 @@ def test_schedules_that_print_the_same_code_are_timed_once(monkeypatch):
     (same, same_times), (_s, fused_times), (_s2, fused_again) = timed
     assert same == 1.0 and same_times == original
     assert fused_times == fused_again and len(original) == 2
+
+
+SLOW_INIT = '''
+SIZES = {"DEFAULT": dict(N=500)}
+
+
+def init(N: int, A: f64[N, N], B: f64[N, N], x: f64[N]):
+    for i in range(N):
+        for j in range(N):
+            B[i, j] = f64((i + 2 * j) % 7)
+            A[i, j] = 0.0
+    for i in range(N):
+        for k in range(N):
+            for j in range(N):
+                A[i, j] += B[i, k] * B[j, k]
+
+
+def kernel(N: int, A: f64[N, N], x: f64[N]):
+    for i in range(N):
+        x[i] = 2.0 * A[i, i]
+
+
+OUTPUTS = ['x']
+'''
+
+
+def test_time_limits_allow_for_setup_even_when_the_memo_answered_everything(tmp_path):
+    """lu LARGE spends ~45 s in init and ~4 s in its kernel: a limit from the kernel's time alone
+    kills every run.  The setup time is measured on the original's reference run; when the memo
+    answered every candidate (no run yet), interleaved timing runs the original first."""
+    from looper.lang.parse import parse_source
+    from looper.runtime.measurements import MeasurementStore
+    from looper.transforms.primitives import Parallelize
+
+    p = parse_source(SLOW_INIT, "slow_init.py", "DEFAULT")
+    par = Schedule(p).then(Parallelize(((("S0",), 1),)))
+    store = MeasurementStore(tmp_path / "memo.sqlite")
+    first = ExecutionEvaluator(p, repeats=1, threads=1, store=store, min_timeout=0.01)
+    try:
+        assert first.evaluate(p, [par])[0].status in ("ok", "slow")
+        assert first.overhead > 20 * first.baseline  # the O(N^3) init against an O(N) kernel
+    finally:
+        first.close()
+    again = ExecutionEvaluator(p, repeats=1, threads=1, store=store, min_timeout=0.01)
+    try:
+        assert again.evaluate(p, [par])[0].status in ("ok", "slow") and again.measured == 0
+        assert again.overhead is None  # nothing ran: the memo had the original and the candidate
+        original, [(speedup, times)] = again.time_together(p, [par], rounds=2)
+        assert again.overhead > 20 * again.baseline
+        assert speedup is not None and len(original) == len(times) == 2
+    finally:
+        again.close()

@@ -62,8 +62,9 @@ class ExecutionEvaluator:
         self.baseline_times: list[float] = []
         self.best_time: float | None = None
         # seconds a run of the binary spends outside the timed kernel (allocation, init: lu LARGE's
-        # O(N^3) init takes longer than its kernel), which every time limit must allow for
-        self.overhead = 0.0
+        # O(N^3) init takes longer than its kernel), which every time limit must allow for; measured
+        # on the original's reference run (None: not yet, when the baseline came from the memo)
+        self.overhead: float | None = None
         self.has_reference = False
         self.measured = 0  # candidates actually run (memo misses)
         # replay an earlier search from the memo alone: a miss is "unmeasured", nothing is run
@@ -96,7 +97,7 @@ class ExecutionEvaluator:
     # -- timing -------------------------------------------------------------------------------------
     def _time_limit(self, runs: int, per_run: float) -> float:
         """How long one process of `runs` runs of about `per_run` seconds each may take."""
-        return self.min_timeout + 2 * self.overhead + runs * self.timeout_factor * per_run
+        return self.min_timeout + 2 * (self.overhead or 0.0) + runs * self.timeout_factor * per_run
 
     def _limits(self, repeats: int) -> tuple[float, float]:
         best = self.best_time or self.baseline or 1.0
@@ -141,7 +142,7 @@ class ExecutionEvaluator:
             wall = time.perf_counter() - t0
         if not res.ok:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
-        self.overhead = max(self.overhead, wall - sum(res.times))
+        self.overhead = max(self.overhead or 0.0, wall - sum(res.times))
         self.has_reference = True
         if self.baseline is None:
             times = res.times[1:] or res.times
@@ -190,6 +191,8 @@ class ExecutionEvaluator:
         Schedules that print the same C (the original among them) are built and timed once and
         share those times: two copies of one function at different addresses time differently
         (floyd-warshall MEDIUM: up to 1.3x, from code alignment alone)."""
+        if self.overhead is None:  # every check was answered by the memo: run the original once
+            self._ensure_baseline(True, self.repeats, self.store)
         lowered = [Schedule(program).lowered] + [s.lowered for s in schedules]
         variant_of: dict[str, int] = {}
         which = [variant_of.setdefault(str(kernel_function(L, "kernel")), len(variant_of)) for L in lowered]
