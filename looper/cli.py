@@ -266,12 +266,12 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
         raise LooperUsageError(f"--instances: expected LOW:HIGH with 1 <= LOW <= HIGH, got '{instances}'") from None
     chosen = None
     if patterns is not None:
-        from .datagen.synth import pattern_names
+        from .datagen.synth import select_patterns
         chosen = tuple(p.strip() for p in patterns.split(",") if p.strip())
-        unknown = [p for p in chosen if p not in pattern_names(scalars)]
-        if unknown or not chosen:
-            raise LooperUsageError(f"--patterns: unknown pattern(s) {', '.join(unknown) or '(none given)'}; "
-                                   f"known: {', '.join(pattern_names(scalars))}")
+        try:
+            select_patterns(chosen, scalars)
+        except ValueError as e:
+            raise LooperUsageError(f"--patterns: {e}") from None
     cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
                         repeats=repeat, threads=threads, target_low=low, target_high=high,
                         scalars=scalars, patterns=chosen)

@@ -12,10 +12,10 @@
 # state, temporaries: symm, deriche, ludcmp), whose loops are parallel once the scalars are
 # privatized; a fifth of 150 such programs at 3e6-1e8 instances (6,308 rows, 3,909 measured points
 # in 1,519 s: 2.6 points/s) shows them at sizes where arrays outgrow the caches.  A sixth samples
-# matrix products and doitgen-like nests at 1e8-5e8 instances, the sizes
-# of PolyBench LARGE's gemm, 2mm and syrk, where loop order and tiling decide (the model trained
-# without it ranked a strided interchange of LARGE gemm above the order measurement found: 0.31x
-# of it).  Resumable: rerun after an interrupt.
+# matrix products and doitgen-like nests at 1e8-5e8 instances, the sizes of PolyBench LARGE's gemm,
+# 2mm and syrk, where loop order and tiling decide (the model trained without it ranked a strided
+# interchange of LARGE gemm above the order measurement found: 0.31x of it).  Resumable: rerun
+# after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
 data=${1:-data}

@@ -379,9 +379,28 @@ PATTERNS = [(_elementwise, 3), (_stencil, 3), (_reduction, 3), (_matmul, 3), (_d
 SCALAR_PATTERNS = [(_scalar_reduction, 3), (_scalar_recurrence, 2), (_scalar_temp, 1)]
 
 
+def _mix(scalars: bool) -> list[tuple]:
+    return PATTERNS + SCALAR_PATTERNS if scalars else PATTERNS
+
+
+def _pattern_name(fn) -> str:
+    return fn.__name__[1:]
+
+
 def pattern_names(scalars: bool = False) -> list[str]:
     """The names `synth_program(patterns=...)` accepts: the pattern functions' without the '_'."""
-    return [fn.__name__[1:] for fn, _w in PATTERNS + (SCALAR_PATTERNS if scalars else [])]
+    return [_pattern_name(fn) for fn, _w in _mix(scalars)]
+
+
+def select_patterns(patterns: tuple[str, ...] | None, scalars: bool = False) -> list[tuple]:
+    """The (pattern, weight) mix restricted to `patterns` (None: all); ValueError names unknown ones."""
+    mix = _mix(scalars)
+    if patterns is None:
+        return mix
+    unknown = sorted(set(patterns) - set(pattern_names(scalars)))
+    if unknown or not patterns:
+        raise ValueError(f"unknown synthetic patterns {unknown} (known: {', '.join(pattern_names(scalars))})")
+    return [(fn, w) for fn, w in mix if _pattern_name(fn) in patterns]
 
 
 # -- whole programs -------------------------------------------------------------------------------------
@@ -440,12 +459,7 @@ def synth_program(seed: int, target: tuple[float, float] = (3e6, 3e7), name: str
     dtype = rng.choices(["f64", "f32", "i32"], weights=[6, 3, 1])[0]
     b = _Builder(rng, dtype)
     n_nests = rng.choices([1, 2, 3, 4], weights=[4, 4, 2, 1])[0]
-    mix = PATTERNS + SCALAR_PATTERNS if scalars else PATTERNS
-    if patterns is not None:
-        unknown = set(patterns) - set(pattern_names(scalars))
-        if unknown or not patterns:
-            raise ValueError(f"unknown synthetic patterns {sorted(unknown)} (known: {', '.join(pattern_names(scalars))})")
-        mix = [(fn, w) for fn, w in mix if fn.__name__[1:] in patterns]
+    mix = select_patterns(patterns, scalars)
     fns, weights = zip(*mix)
     for k in range(n_nests):
         if scalars and k == 0:
