@@ -230,6 +230,9 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--max-affine", default=2, show_default=True, type=click.IntRange(0, 16))
 @click.option("--per-level", default=5, show_default=True, type=click.IntRange(1),
               help="Candidates sampled per schedule and level (the search's own candidates).")
+@click.option("--explore", default=0, show_default=True, type=click.IntRange(0, 64),
+              help="Schedules kept per level beyond the beam, drawn at random from those it drops, so "
+                   "poor loop orders are refined and measured too (what a model-guided search visits).")
 @click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(2, 100))
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
               help="OMP_NUM_THREADS for every timing (default: all cores).")
@@ -244,7 +247,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
-                beam: int, max_affine: int, per_level: int, repeat: int, threads: int | None,
+                beam: int, max_affine: int, per_level: int, explore: int, repeat: int, threads: int | None,
                 instances: str, scalars: bool, patterns: str | None, quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
@@ -273,7 +276,7 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
         except ValueError as e:
             raise LooperUsageError(f"--patterns: {e}") from None
     cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
-                        repeats=repeat, threads=threads, target_low=low, target_high=high,
+                        explore=explore, repeats=repeat, threads=threads, target_low=low, target_high=high,
                         scalars=scalars, patterns=chosen)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))

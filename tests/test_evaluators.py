@@ -301,3 +301,30 @@ def test_time_limits_allow_for_setup_even_when_the_memo_answered_everything(tmp_
         assert speedup is not None and len(original) == len(times) == 2
     finally:
         again.close()
+
+
+def test_exploring_search_refines_orders_the_beam_drops():
+    """Data collection's `explore`: schedules the beam drops go on to the next levels too, so a
+    poor loop order gets parallelized and tiled and measured (what a model-guided search visits);
+    the draw is seeded, so a rerun explores the same candidates."""
+    from looper.poly.deps import compute_dependences
+    from looper.search.beam import SearchConfig, beam_search
+    p = parse_file(kernel_path("gemm"), "MINI")
+    d = compute_dependences(p)
+    dislikes = _StructureModel(lambda kinds: 0.5 if "interchange" in kinds else 1.5)
+
+    def refined_interchanges(explore, seed=0):
+        result = beam_search(p, d, dislikes, SearchConfig(beam=1, max_affine=1, explore=explore, seed=seed))
+        return [e.description for e in result.evaluated
+                if {"interchange", "tile"} <= {t.kind for t in e.schedule.steps}], result
+
+    plain, plain_result = refined_interchanges(0)
+    assert plain == []  # the beam alone never refines an interchange
+    assert not any(t.kind == "interchange" for t in plain_result.best.steps)
+    wide, _ = refined_interchanges(50)
+    assert wide  # every dropped schedule goes on
+    few, few_result = refined_interchanges(2, seed=7)
+    again, again_result = refined_interchanges(2, seed=7)
+    assert few == again
+    assert [e.description for e in few_result.explored] == [e.description for e in again_result.explored]
+    assert len(few_result.explored) > len(plain_result.explored)

@@ -71,6 +71,7 @@ class CollectConfig:
     max_affine: int = 2
     max_fusion: int = 2
     max_per_parent: int = 5
+    explore: int = 0  # SearchConfig.explore: random extra beam members, refined like the best
     repeats: int = 3
     threads: int = 2
     target_low: float = 3e6
@@ -107,7 +108,7 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     try:
         result = beam_search(program, deps, ev, SearchConfig(
             beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion,
-            max_per_parent=cfg.max_per_parent, seed=seed))
+            max_per_parent=cfg.max_per_parent, explore=cfg.explore, seed=seed))
     finally:
         ev.close()
         store.close()

@@ -95,6 +95,12 @@ class SearchConfig:
     keep_root: bool = True
     max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
     seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
+    # data collection: keep this many more schedules per level, drawn at random (seeded) from the
+    # scored ones the beam drops.  A measured beam refines only the best loop orders, so a model
+    # trained on it never sees a poor order tiled and parallelized, which is what the model's own
+    # beam visits (LARGE gemm: a strided interchange, tiled, predicted above the order measurement
+    # found, measured at a third of its speed)
+    explore: int = 0
     explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
     # drop the answer's reversals and skews that no later step needs (see search.simplify);
     # None: when the evaluator predicts instead of measuring (`evaluator.predicts`)
@@ -199,6 +205,16 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
             # original itself would tile and unroll the unparallelized loops at the later levels
             plain = next(((s, sc) for s, sc, _ in pool if keeps_original_structure(s)), None)
             next_beam.append(plain or (root, root_score))
+        if cfg.explore:
+            fps |= {_fingerprint(s) for s, _ in next_beam}
+            rest = []
+            for s, sc, _ in pool:
+                fp = _fingerprint(s)
+                if fp not in fps:
+                    fps.add(fp)
+                    rest.append((s, sc))
+            rng = random.Random(f"{cfg.seed}:explore:{depth}")
+            next_beam += rng.sample(rest, min(cfg.explore, len(rest)))
         beam = next_beam
         if beam and beam[0][1].speedup > best[1].speedup * (1 + min_gain):
             best = beam[0]
