@@ -95,11 +95,12 @@ class SearchConfig:
     keep_root: bool = True
     max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
     seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
-    # data collection: keep this many more schedules per level, drawn at random (seeded) from the
-    # scored ones the beam drops.  A measured beam refines only the best loop orders, so a model
-    # trained on it never sees a poor order tiled and parallelized, which is what the model's own
-    # beam visits (LARGE gemm: a strided interchange, tiled, predicted above the order measurement
-    # found, measured at a third of its speed)
+    # data collection: this many exploration lanes beside the beam.  A measured beam refines only
+    # the best loop structures, so a model trained on it never sees a poor structure tiled and
+    # parallelized, which is what the model's own beam visits (LARGE gemm: a strided interchange,
+    # tiled, predicted above the order measurement found, measured at a third of its speed).  A
+    # lane starts at a random schedule the beam drops, walks at random through the fusion and
+    # affine levels, then follows its best refinement (`explore_lanes`)
     explore: int = 0
     explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
     # drop the answer's reversals and skews that no later step needs (see search.simplify);
@@ -122,6 +123,32 @@ def _fingerprint(s: Schedule) -> tuple:
     return (tuple(sorted(L.rows.items())), L.parallel, tuple(sorted(L.unroll)), L.vector)
 
 
+def explore_lanes(lanes: list[tuple[Schedule, Score]], children: dict[str, list[Explored]],
+                  dropped: list[tuple[Schedule, Score]], taken: set, n: int, level: str,
+                  rng: random.Random) -> list[tuple[Schedule, Score]]:
+    """The exploration lanes' next members (SearchConfig.explore).
+
+    At a fusion or affine level a lane moves to a random one of its scored children or stays
+    ("apply nothing" is a candidate); at a refinement level it takes its best.  Missing lanes start
+    at random schedules from `dropped`.  None repeats a schedule in `taken` (the beam's)."""
+    out = []
+    for lane in lanes:
+        kids = [(e.schedule, e.score) for e in children.get(lane[0].key, []) if e.score and e.score.ok]
+        options = [o for o in [lane] + kids if _fingerprint(o[0]) not in taken]
+        if not options:
+            continue
+        pick = rng.choice(options) if level in ("fusion", "affine") else max(options, key=lambda o: o[1].speedup)
+        taken.add(_fingerprint(pick[0]))
+        out.append(pick)
+    rest = []
+    for s, sc in dropped:
+        fp = _fingerprint(s)
+        if fp not in taken:
+            taken.add(fp)
+            rest.append((s, sc))
+    return out + rng.sample(rest, min(n - len(out), len(rest)))
+
+
 def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
                 config: SearchConfig | None = None,
                 progress: Callable[[str, int, int], None] | None = None) -> SearchResult:
@@ -136,6 +163,7 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
     seen_keys = {root.key}
     scored: dict[tuple, Score] = {_fingerprint(root): root_score}
     beam: list[tuple[Schedule, Score]] = [(root, root_score)]
+    lanes: list[tuple[Schedule, Score]] = []  # cfg.explore
     best = (root, root_score)
     max_affine = cfg.max_affine if cfg.max_affine is not None else \
         getattr(evaluator, "max_affine", DEFAULT_MAX_AFFINE)
@@ -146,7 +174,8 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
             break
         t0 = time.perf_counter()
         fresh: list[Explored] = []
-        for parent, _ in beam:
+        children: dict[str, list[Explored]] = {}
+        for parent, _ in beam + lanes:
             cands = generate(level, parent, deps)
             if cfg.max_per_parent is not None and len(cands) > cfg.max_per_parent:
                 rng = random.Random(f"{cfg.seed}:{depth}:{parent.key}")
@@ -170,6 +199,7 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
                 explored.append(entry)
                 if why is None:
                     fresh.append(entry)
+                    children.setdefault(parent.key, []).append(entry)
         machinery += time.perf_counter() - t0
         # identical schedules reached by different sequences are scored once
         todo: list[Explored] = []
@@ -206,15 +236,10 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
             plain = next(((s, sc) for s, sc, _ in pool if keeps_original_structure(s)), None)
             next_beam.append(plain or (root, root_score))
         if cfg.explore:
-            fps |= {_fingerprint(s) for s, _ in next_beam}
-            rest = []
-            for s, sc, _ in pool:
-                fp = _fingerprint(s)
-                if fp not in fps:
-                    fps.add(fp)
-                    rest.append((s, sc))
-            rng = random.Random(f"{cfg.seed}:explore:{depth}")
-            next_beam += rng.sample(rest, min(cfg.explore, len(rest)))
+            taken = {_fingerprint(s) for s, _ in next_beam}
+            dropped = [(s, sc) for s, sc, _ in pool]
+            lanes = explore_lanes(lanes, children, dropped, taken, cfg.explore, level,
+                                  random.Random(f"{cfg.seed}:explore:{depth}"))
         beam = next_beam
         if beam and beam[0][1].speedup > best[1].speedup * (1 + min_gain):
             best = beam[0]
