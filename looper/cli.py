@@ -233,6 +233,9 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--explore", default=0, show_default=True, type=click.IntRange(0, 64),
               help="Schedules kept per level beyond the beam, drawn at random from those it drops, so "
                    "poor loop orders are refined and measured too (what a model-guided search visits).")
+@click.option("--explore-model", default=None, type=click.Path(dir_okay=False, exists=True),
+              help="With --explore: the lanes are this cost model's own beam (its favourites, measured), "
+                   "instead of a random walk: data where that model errs.")
 @click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(2, 100))
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
               help="OMP_NUM_THREADS for every timing (default: all cores).")
@@ -247,7 +250,8 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
-                beam: int, max_affine: int, per_level: int, explore: int, repeat: int, threads: int | None,
+                beam: int, max_affine: int, per_level: int, explore: int,
+                explore_model: str | None, repeat: int, threads: int | None,
                 instances: str, scalars: bool, patterns: str | None, quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
@@ -275,9 +279,11 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
             select_patterns(chosen, scalars)
         except ValueError as e:
             raise LooperUsageError(f"--patterns: {e}") from None
+    if explore_model and not explore:
+        raise LooperUsageError("--explore-model: the lanes it guides need --explore N (N > 0)")
     cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
-                        explore=explore, repeats=repeat, threads=threads, target_low=low, target_high=high,
-                        scalars=scalars, patterns=chosen)
+                        explore=explore, explore_model=explore_model, repeats=repeat, threads=threads,
+                        target_low=low, target_high=high, scalars=scalars, patterns=chosen)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
     workers = workers or max(1, (os.cpu_count() or 1) // threads)

@@ -87,3 +87,27 @@ def test_dask_local_cluster(tmp_path):
                                scheduler=cluster.scheduler_address)
     assert stats.programs == 2 and not stats.errors
     assert {r["seed"] for r in _table(tmp_path / "ds").to_pylist()} == {10, 11}
+
+
+def test_guided_exploration_measures_more_of_the_same_programs(tmp_path):
+    """`--explore 1 --explore-model` end to end: the shipped model guides one lane; the program's
+    rows are a superset of the plain search's, every extra one measured; without --explore the
+    model option is a usage error."""
+    import dataclasses
+    from click.testing import CliRunner
+    from looper.cli import main
+    from conftest import ROOT
+    plain = _cfg(tmp_path / "ds", tmp_path / "lock")
+    run_collection([3], plain)
+    guided = dataclasses.replace(plain, out_dir=str(tmp_path / "ds2"), explore=1,
+                                 explore_model=str(ROOT / "models" / "looper-v1.pt"))
+    stats = run_collection([3], guided)
+    assert stats.programs == 1 and not stats.errors and not stats.wrong
+    a = {r["sequence"] for r in _table(tmp_path / "ds").to_pylist()}
+    rows = _table(tmp_path / "ds2").to_pylist()
+    b = {r["sequence"] for r in rows}
+    assert a < b
+    assert all(r["status"] in ("ok", "slow") for r in rows if r["sequence"] in b - a and r["legal"])
+    res = CliRunner().invoke(main, ["datagen", str(tmp_path / "ds3"), "-n", "1", "--explore-model",
+                                    str(ROOT / "models" / "looper-v1.pt")])
+    assert res.exit_code == 2 and "--explore" in res.output

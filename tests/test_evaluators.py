@@ -335,3 +335,23 @@ def test_exploring_search_refines_orders_the_beam_drops():
                 assert "parallelize" in kinds, e.description
     again = search(2, 1)
     assert [e.description for e in again.explored] == [e.description for e in runs[1].explored]
+
+
+def test_guided_exploration_measures_what_the_guide_would_choose():
+    """With a guide, the lanes are the guide's own beam: here a guide sure of interchanges beside a
+    measurement that dislikes them, so the interchanges the beam drops are refined and measured
+    (the gap a model-guided search falls into), and the search's answer stays the measured best."""
+    from looper.poly.deps import compute_dependences
+    from looper.search.beam import SearchConfig, beam_search
+    p = parse_file(kernel_path("gemm"), "MINI")
+    d = compute_dependences(p)
+    dislikes = _StructureModel(lambda kinds: 0.5 if "interchange" in kinds else 1.5)
+    likes = _StructureModel(lambda kinds: 2.0 if "interchange" in kinds else 1.0)
+    base = beam_search(p, d, dislikes, SearchConfig(beam=1, max_affine=1))
+    guided = beam_search(p, d, dislikes, SearchConfig(beam=1, max_affine=1, explore=2, explore_guide=likes))
+    refined = [e for e in guided.evaluated
+               if {"interchange", "parallelize", "tile", "unroll"} <= {t.kind for t in e.schedule.steps}]
+    assert refined
+    assert all(e.score.speedup < 1.5 for e in refined)  # measured by the search's evaluator
+    assert guided.best_score.speedup == base.best_score.speedup
+    assert not any(t.kind == "interchange" for t in guided.best.steps)

@@ -71,7 +71,8 @@ class CollectConfig:
     max_affine: int = 2
     max_fusion: int = 2
     max_per_parent: int = 5
-    explore: int = 0  # SearchConfig.explore: random extra beam members, refined like the best
+    explore: int = 0  # SearchConfig.explore: exploration lanes beside the beam
+    explore_model: str | None = None  # weights whose favourites the lanes follow (else a random walk)
     repeats: int = 3
     threads: int = 2
     target_low: float = 3e6
@@ -105,10 +106,15 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     store = MeasurementStore(memo_dir / cfg.memo_name)
     ev = ExecutionEvaluator(program, repeats=cfg.repeats, threads=cfg.threads, store=store,
                             timing_lock=lambda: machine_lock(cfg.lock_path))
+    guide = None
+    if cfg.explore and cfg.explore_model:
+        from ..costmodel.store import load_model
+        from ..search.evaluators import ModelEvaluator
+        guide = ModelEvaluator(program, *load_model(cfg.explore_model))
     try:
         result = beam_search(program, deps, ev, SearchConfig(
             beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion,
-            max_per_parent=cfg.max_per_parent, explore=cfg.explore, seed=seed))
+            max_per_parent=cfg.max_per_parent, explore=cfg.explore, explore_guide=guide, seed=seed))
     finally:
         ev.close()
         store.close()

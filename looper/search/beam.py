@@ -102,6 +102,10 @@ class SearchConfig:
     # lane starts at a random schedule the beam drops, walks at random through the fusion and
     # affine levels, then follows its best refinement (`explore_lanes`)
     explore: int = 0
+    # ... or, given an evaluator here (a cost model), the lanes are its own beam: at every level its
+    # favourites among the lanes and all new candidates (`guided_lanes`), measured by the search's
+    # evaluator, so the data covers what a search guided by that model visits, where it errs
+    explore_guide: Evaluator | None = None
     explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
     # drop the answer's reversals and skews that no later step needs (see search.simplify);
     # None: when the evaluator predicts instead of measuring (`evaluator.predicts`)
@@ -147,6 +151,25 @@ def explore_lanes(lanes: list[tuple[Schedule, Score]], children: dict[str, list[
             taken.add(fp)
             rest.append((s, sc))
     return out + rng.sample(rest, min(n - len(out), len(rest)))
+
+
+def guided_lanes(program: Program, guide: Evaluator, lanes: list[tuple[Schedule, Score]],
+                 fresh: list[Explored], taken: set, n: int) -> list[tuple[Schedule, Score]]:
+    """The exploration lanes' next members when a guide scores them (SearchConfig.explore_guide):
+    the guide's `n` favourites among the lanes ("apply nothing") and every new candidate, except
+    schedules in `taken` (the beam's).  Each keeps the score the search measured."""
+    options = []
+    fps = set(taken)
+    for s, sc in lanes + [(e.schedule, e.score) for e in fresh if e.score is not None and e.score.ok]:
+        fp = _fingerprint(s)
+        if fp not in fps:
+            fps.add(fp)
+            options.append((s, sc))
+    if not options:
+        return []
+    guess = guide.evaluate(program, [s for s, _ in options])
+    order = sorted(range(len(options)), key=lambda k: -guess[k].speedup)
+    return [options[k] for k in order[:n]]
 
 
 def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
@@ -238,8 +261,11 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
         if cfg.explore:
             taken = {_fingerprint(s) for s, _ in next_beam}
             dropped = [(s, sc) for s, sc, _ in pool]
-            lanes = explore_lanes(lanes, children, dropped, taken, cfg.explore, level,
-                                  random.Random(f"{cfg.seed}:explore:{depth}"))
+            if cfg.explore_guide is not None:
+                lanes = guided_lanes(program, cfg.explore_guide, lanes, fresh, taken, cfg.explore)
+            else:
+                lanes = explore_lanes(lanes, children, dropped, taken, cfg.explore, level,
+                                      random.Random(f"{cfg.seed}:explore:{depth}"))
         beam = next_beam
         if beam and beam[0][1].speedup > best[1].speedup * (1 + min_gain):
             best = beam[0]
