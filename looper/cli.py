@@ -247,12 +247,16 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--patterns", default=None, metavar="NAME,...",
               help="Only these synthetic patterns (elementwise, stencil, reduction, matmul, deep, copy; "
                    "with --scalars also scalar_reduction, scalar_recurrence, scalar_temp).")
+@click.option("--scaled-products", is_flag=True,
+              help="Matrix and matrix-vector products scaled by a scalar or constant on about half the "
+                   "programs (alpha * A[i, k] * B[k, j], as PolyBench's BLAS kernels).")
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
                 beam: int, max_affine: int, per_level: int, explore: int,
                 explore_model: str | None, repeat: int, threads: int | None,
-                instances: str, scalars: bool, patterns: str | None, quiet: bool) -> None:
+                instances: str, scalars: bool, patterns: str | None, scaled_products: bool,
+                quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
     Resumable: run the same command again after an interrupt (even kill -9); finished programs
@@ -283,7 +287,8 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
         raise LooperUsageError("--explore-model: the lanes it guides need --explore N (N > 0)")
     cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
                         explore=explore, explore_model=explore_model, repeats=repeat, threads=threads,
-                        target_low=low, target_high=high, scalars=scalars, patterns=chosen)
+                        target_low=low, target_high=high, scalars=scalars, patterns=chosen,
+                        scaled_products=scaled_products)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
     workers = workers or max(1, (os.cpu_count() or 1) // threads)

@@ -117,3 +117,26 @@ def test_patterns_restrict_the_mix():
             synth_program(seed, target=(2e3, 2e4))
     with pytest.raises(ValueError, match="unknown synthetic patterns"):
         synth_program(0, patterns=("gemm",))
+
+
+def test_scaled_products_scale_about_half_and_change_nothing_else():
+    """`scaled_products`: about half the matrix products read `coef * A[i, k] * B[k, j]` (gemm's
+    alpha) and every such program parses; without the flag no product is scaled, so the
+    committed data parts still reproduce."""
+    import re
+
+    from looper.lang.parse import parse_source
+
+    scaled = plain = 0
+    for seed in range(40):
+        src = synth_program(seed, target=(2e3, 2e4), patterns=("matmul",), scaled_products=True)
+        parse_source(src, f"s{seed}.py", "DEFAULT")
+        for s in _kernel_statements(src):
+            if "+=" in s:
+                m = re.fullmatch(r"\w+\[i, j\] \+= \(?((alpha|beta|[0-9.]+) \* )?\w+\[i, k\] \* \w+\[k, j\]\)?( % 97)?", s)
+                assert m, s
+                scaled += bool(m.group(1))
+                plain += not m.group(1)
+        assert not re.search(r"(alpha|beta|[0-9.]+) \* \w+\[i, k\]",
+                             synth_program(seed, target=(2e3, 2e4), patterns=("matmul",)))
+    assert scaled > 10 and plain > 10

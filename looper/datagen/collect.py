@@ -79,6 +79,7 @@ class CollectConfig:
     target_high: float = 3e7
     scalars: bool = False  # synth_program's mix with kernel-local scalars
     patterns: tuple[str, ...] | None = None  # only these synth_program patterns (None: all)
+    scaled_products: bool = False  # synth_program's products scaled by a coefficient (alpha * A * B)
     lock_path: str = os.path.join(tempfile.gettempdir(), "looper-timing.lock")
     memo_name: str = "memo.sqlite"
 
@@ -97,7 +98,7 @@ def machine_lock(path: str):
 def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     """Search one synthetic program with the measuring evaluator; one row per explored candidate."""
     source = synth_program(seed, target=(cfg.target_low, cfg.target_high), scalars=cfg.scalars,
-                           patterns=cfg.patterns)
+                           patterns=cfg.patterns, scaled_products=cfg.scaled_products)
     name = f"synth{seed}"
     program = parse_source(source, f"{name}.py", "DEFAULT")
     deps = compute_dependences(program)

@@ -43,6 +43,9 @@ class _Builder:
     scalars: list[str] = field(default_factory=list)
     locals: dict[str, str] = field(default_factory=dict)
     counter: int = 0
+    # products scaled by a coefficient (`scaled_products`): drawn from their own generator, so
+    # without them every seed gives the program it always did
+    coef_rng: random.Random | None = None
 
     # -- naming ----------------------------------------------------------------------------------
     def fresh(self, dims: tuple[str, ...], prefix: str = "A") -> _Array:
@@ -81,6 +84,20 @@ class _Builder:
     # -- text -------------------------------------------------------------------------------------
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * (depth + 1) + text)
+
+    def scaled(self, prod: str) -> str:
+        """`prod`, scaled by a scalar or a constant as BLAS kernels are (gemm's alpha * A * B), on
+        about half the products when `coef_rng` is set."""
+        r = self.coef_rng
+        if r is None or r.random() < 0.45:
+            return prod
+        if r.random() < 0.3:
+            coef = r.choice(["2", "3"] if self.dtype == "i32" else ["0.5", "1.5", "2.0"])
+        else:
+            if not self.scalars or (len(self.scalars) < 2 and r.random() < 0.3):
+                self.scalars.append(("alpha", "beta")[len(self.scalars)])
+            coef = r.choice(self.scalars)
+        return f"{coef} * {prod}"
 
     def const(self) -> str:
         if self.dtype == "i32":
@@ -197,9 +214,9 @@ def _reduction(b: _Builder) -> None:
         y.read = True
     b.emit(1, f"for j in range({'i' if tri else m}):")
     a_ref = f"{A.name}[j, i]" if mat_t else f"{A.name}[i, j]"
-    prod = f"{a_ref} * {x.name}[j]"
+    prod = b.scaled(f"{a_ref} * {x.name}[j]")
     if b.dtype == "i32":
-        prod = f"({a_ref} * {x.name}[j]) % 97"
+        prod = f"({prod}) % 97"
     b.emit(2, f"{y.name}[i] += {prod}")
     if rng.random() < 0.3:
         s = b.scalar()
@@ -227,7 +244,7 @@ def _matmul(b: _Builder) -> None:
         if v == "k" and tri_k:
             bound = "i"
         b.emit(d, f"for {v} in range({bound}):")
-    prod = f"{A.name}[i, k] * {B.name}[k, j]"
+    prod = b.scaled(f"{A.name}[i, k] * {B.name}[k, j]")
     if b.dtype == "i32":
         prod = f"({prod}) % 97"
     b.emit(3, f"{C.name}[i, j] += {prod}")
@@ -449,15 +466,19 @@ def _counts(source: str) -> list[int]:
 
 
 def synth_program(seed: int, target: tuple[float, float] = (3e6, 3e7), name: str | None = None,
-                  scalars: bool = False, patterns: tuple[str, ...] | None = None) -> str:
+                  scalars: bool = False, patterns: tuple[str, ...] | None = None,
+                  scaled_products: bool = False) -> str:
     """The source of random program number `seed`, sized to execute a number of statement
     instances drawn log-uniformly from `target`.  With `scalars`, the first nest keeps values in
     kernel-local scalars and the others may too (without, seeds give the programs they always did).
     `patterns` (names from `pattern_names`) restricts the nests to those patterns, at their usual
-    relative weights: a data part that samples one kind of kernel more densely."""
+    relative weights: a data part that samples one kind of kernel more densely.  With
+    `scaled_products`, about half the matrix and matrix-vector products are scaled by a scalar or a
+    constant (`alpha * A[i, k] * B[k, j]`, as in PolyBench's gemm, 2mm, syrk, gesummv): a model that
+    never saw one ranked LARGE gemm's loop orders upside down."""
     rng = random.Random(seed)
     dtype = rng.choices(["f64", "f32", "i32"], weights=[6, 3, 1])[0]
-    b = _Builder(rng, dtype)
+    b = _Builder(rng, dtype, coef_rng=random.Random(f"{seed}:coefficients") if scaled_products else None)
     n_nests = rng.choices([1, 2, 3, 4], weights=[4, 4, 2, 1])[0]
     mix = select_patterns(patterns, scalars)
     fns, weights = zip(*mix)
