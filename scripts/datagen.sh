@@ -14,8 +14,12 @@
 # in 1,519 s: 2.6 points/s) shows them at sizes where arrays outgrow the caches.  A sixth samples
 # matrix products and doitgen-like nests at 1e8-5e8 instances, the sizes of PolyBench LARGE's gemm,
 # 2mm and syrk, where loop order and tiling decide (the model trained without it ranked a strided
-# interchange of LARGE gemm above the order measurement found: 0.31x of it).  Resumable: rerun
-# after an interrupt.
+# interchange of LARGE gemm above the order measurement found: 0.31x of it).  The last three parts
+# add exploration lanes guided by the first shipped model (models/looper-v1.pt: its own beam beside
+# the measured one, so its mistakes get measured): matrix products at 1e8-3e8 instances, the same
+# with products scaled by a scalar or constant (gemm's alpha * A * B; looper-v1 ranked LARGE gemm's
+# loop orders upside down only because of alpha), and the default mix, scaled, at 3e6-3e7.
+# Resumable: rerun after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
 data=${1:-data}
@@ -27,3 +31,10 @@ OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scalars" --programs 200 --start
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scalars-large" --programs 150 --start 2200 --instances 3e6:1e8 --scalars "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-matmul-large" --programs 120 --start 2400 --instances 1e8:5e8 \
   --patterns matmul,deep "${common[@]}"
+guided=(--explore 2 --explore-model models/looper-v1.pt)
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-explore" --programs 35 --start 2600 --instances 1e8:3e8 \
+  --patterns matmul,deep "${guided[@]}" "${common[@]}"
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scaled" --programs 50 --start 2700 --instances 1e8:3e8 \
+  --patterns matmul,deep --scaled-products "${guided[@]}" "${common[@]}"
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scaled-mix" --programs 50 --start 2900 --instances 3e6:3e7 \
+  --scaled-products "${guided[@]}" "${common[@]}"
