@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Reproduce the shipped cost model from the shipped dataset (deterministic split and seeds).
-# Two ensemble members train in parallel, one core and one torch thread each.
+# Two ensemble members train in parallel, one core and one torch thread each (about 45 minutes for
+# the nine parts on this 2-core machine).
 #   scripts/train.sh [OUT] [DATA_DIR...]
+# models/looper-v1.pt, the first shipped model, which guided the exploration lanes of the last
+# three data parts (scripts/datagen.sh), was trained on the first three parts for 30 epochs:
+#   EPOCHS=30 scripts/train.sh models/looper-v1.pt data/synth-v2 data/synth-v2-small data/synth-v2-large
 set -euo pipefail
-out=${1:-models/looper-v1.pt}
+out=${1:-models/looper-v2.pt}
 shift || true
 data=("$@")
-[ ${#data[@]} -gt 0 ] || data=(data/synth-v2 data/synth-v2-small data/synth-v2-large)
-looper train "${data[@]}" -o "$out" --epochs 30 --members 2 --threads 1 --hidden 128 --lr 0.001 --loss log \
-  --rank-weight 1.0 --batch-programs 1 --max-noise 0.05 --seed 0
+[ ${#data[@]} -gt 0 ] || data=(data/synth-v2 data/synth-v2-small data/synth-v2-large data/synth-v2-scalars
+  data/synth-v2-scalars-large data/synth-v2-matmul-large data/synth-v2-explore data/synth-v2-scaled
+  data/synth-v2-scaled-mix)
+looper train "${data[@]}" -o "$out" --epochs "${EPOCHS:-20}" --members 2 --threads 1 --hidden 128 --lr 0.001 \
+  --loss log --rank-weight 1.0 --batch-programs 1 --max-noise 0.05 --seed 0
