@@ -231,8 +231,9 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--per-level", default=5, show_default=True, type=click.IntRange(1),
               help="Candidates sampled per schedule and level (the search's own candidates).")
 @click.option("--explore", default=0, show_default=True, type=click.IntRange(0, 64),
-              help="Schedules kept per level beyond the beam, drawn at random from those it drops, so "
-                   "poor loop orders are refined and measured too (what a model-guided search visits).")
+              help="Exploration lanes beside the beam: each starts at a schedule the beam drops, walks at "
+                   "random through the fusion and affine levels, then takes its best refinement, so poor "
+                   "loop orders are refined and measured too (what a model-guided search visits).")
 @click.option("--explore-model", default=None, type=click.Path(dir_okay=False, exists=True),
               help="With --explore: the lanes are this cost model's own beam (its favourites, measured), "
                    "instead of a random walk: data where that model errs.")

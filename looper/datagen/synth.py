@@ -76,10 +76,12 @@ class _Builder:
         a.written = True
         return a
 
-    def scalar(self) -> str:
-        if not self.scalars or (len(self.scalars) < 2 and self.rng.random() < 0.3):
+    def scalar(self, rng: random.Random | None = None) -> str:
+        """A scalar parameter (alpha, then maybe beta), drawn with `rng` (default: the main one)."""
+        rng = rng or self.rng
+        if not self.scalars or (len(self.scalars) < 2 and rng.random() < 0.3):
             self.scalars.append(("alpha", "beta")[len(self.scalars)])
-        return self.rng.choice(self.scalars)
+        return rng.choice(self.scalars)
 
     # -- text -------------------------------------------------------------------------------------
     def emit(self, depth: int, text: str) -> None:
@@ -94,9 +96,7 @@ class _Builder:
         if r.random() < 0.3:
             coef = r.choice(["2", "3"] if self.dtype == "i32" else ["0.5", "1.5", "2.0"])
         else:
-            if not self.scalars or (len(self.scalars) < 2 and r.random() < 0.3):
-                self.scalars.append(("alpha", "beta")[len(self.scalars)])
-            coef = r.choice(self.scalars)
+            coef = self.scalar(r)
         return f"{coef} * {prod}"
 
     def const(self) -> str:

@@ -127,6 +127,17 @@ def _fingerprint(s: Schedule) -> tuple:
     return (tuple(sorted(L.rows.items())), L.parallel, tuple(sorted(L.unroll)), L.vector)
 
 
+def _distinct(pairs: list[tuple[Schedule, Score]], taken: set) -> list[tuple[Schedule, Score]]:
+    """The pairs whose schedules are not in `taken` (fingerprints), once each; adds them to it."""
+    out = []
+    for s, sc in pairs:
+        fp = _fingerprint(s)
+        if fp not in taken:
+            taken.add(fp)
+            out.append((s, sc))
+    return out
+
+
 def explore_lanes(lanes: list[tuple[Schedule, Score]], children: dict[str, list[Explored]],
                   dropped: list[tuple[Schedule, Score]], taken: set, n: int, level: str,
                   rng: random.Random) -> list[tuple[Schedule, Score]]:
@@ -144,12 +155,7 @@ def explore_lanes(lanes: list[tuple[Schedule, Score]], children: dict[str, list[
         pick = rng.choice(options) if level in ("fusion", "affine") else max(options, key=lambda o: o[1].speedup)
         taken.add(_fingerprint(pick[0]))
         out.append(pick)
-    rest = []
-    for s, sc in dropped:
-        fp = _fingerprint(s)
-        if fp not in taken:
-            taken.add(fp)
-            rest.append((s, sc))
+    rest = _distinct(dropped, taken)
     return out + rng.sample(rest, min(n - len(out), len(rest)))
 
 
@@ -158,13 +164,8 @@ def guided_lanes(program: Program, guide: Evaluator, lanes: list[tuple[Schedule,
     """The exploration lanes' next members when a guide scores them (SearchConfig.explore_guide):
     the guide's `n` favourites among the lanes ("apply nothing") and every new candidate, except
     schedules in `taken` (the beam's).  Each keeps the score the search measured."""
-    options = []
-    fps = set(taken)
-    for s, sc in lanes + [(e.schedule, e.score) for e in fresh if e.score is not None and e.score.ok]:
-        fp = _fingerprint(s)
-        if fp not in fps:
-            fps.add(fp)
-            options.append((s, sc))
+    options = _distinct(lanes + [(e.schedule, e.score) for e in fresh if e.score is not None and e.score.ok],
+                        set(taken))
     if not options:
         return []
     guess = guide.evaluate(program, [s for s, _ in options])
