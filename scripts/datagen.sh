@@ -18,7 +18,10 @@
 # add exploration lanes guided by the first shipped model (models/looper-v1.pt: its own beam beside
 # the measured one, so its mistakes get measured): matrix products at 1e8-3e8 instances, the same
 # with products scaled by a scalar or constant (gemm's alpha * A * B; looper-v1 ranked LARGE gemm's
-# loop orders upside down only because of alpha), and the default mix, scaled, at 3e6-3e7.
+# loop orders upside down only because of alpha), and the default mix, scaled, at 3e6-3e7.  The
+# tenth part is guided by models/looper-v2.pt: the default mix, scaled, at the small sizes
+# (1e4-3e6) where both earlier models ranked worst (150 programs, 14,096 rows, 12,731 measured
+# points in 1,524 s: 8.4 points/s).
 # Resumable: rerun after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
@@ -38,3 +41,6 @@ OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scaled" --programs 50 --start 2
   --patterns matmul,deep --scaled-products "${guided[@]}" "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scaled-mix" --programs 50 --start 2900 --instances 3e6:3e7 \
   --scaled-products "${guided[@]}" "${common[@]}"
+guided2=(--explore 2 --explore-model models/looper-v2.pt)
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-small-guided" --programs 150 --start 3100 --instances 1e4:3e6 \
+  --scaled-products "${guided2[@]}" "${common[@]}"
