@@ -296,8 +296,9 @@ def loss_fn(pred_log: torch.Tensor, speedup: torch.Tensor, groups: torch.Tensor,
     the original program.  Once predictions collapse towards 0 its gradient (proportional to s')
     vanishes: the first model, without the head's shortcut, did exactly that (MAPE 0.9999).
     kind "log": mean |log s' - log s|, the symmetric relative error.  On 300 programs both rank
-    alike (validation Spearman 0.635 mape / 0.645 log, test 0.588 / 0.567); mape has the lower
-    MAPE (test 0.35 / 0.47), so it is the default.
+    alike (validation Spearman 0.635 mape / 0.645 log, test 0.588 / 0.567) and mape had the lower
+    MAPE (test 0.35 / 0.47); with the ranking term, on 455 programs, log ranked as well without
+    mape's pull towards low predictions, so log is the default (TrainConfig, `looper train`).
     The ranking term is a logistic loss on every pair of one program's candidates whose speedups
     differ by more than 5% (the measurement noise)."""
     y = torch.log(speedup)
