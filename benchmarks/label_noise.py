@@ -12,32 +12,24 @@ ranking noise.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 
-from looper.costmodel.train import noise, spearman, split_by_program
-
-
-@dataclass
-class _Named:
-    program: str
+from looper.costmodel.train import side_of, spearman, usable
 
 
 def repeat_spearman(directory: Path, max_noise: float = 0.05) -> tuple[int, float]:
     """(programs, mean Spearman of repeat 1 against repeat 2) over the held-out programs."""
-    columns = ["program", "legal", "status", "times", "speedup", "sequence"]
+    columns = ["program", "legal", "status", "times", "speedup", "sequence", "harness"]
     rows = [r for f in sorted(directory.glob("points-*.parquet")) for r in pq.read_table(f, columns=columns).to_pylist()]
     times: dict[str, list[list[float]]] = {}
-    for r in rows:
-        if (r["legal"] and r["status"] == "ok" and r["sequence"] != "[]" and r["speedup"]
-                and len(r["times"] or []) >= 2 and noise(r["times"]) <= max_noise):
+    for r in rows:  # "ok" points with two repeats or more: "slow" ones have one
+        if usable(r, max_noise) and r["status"] == "ok" and r["sequence"] != "[]" and len(r["times"]) >= 2:
             times.setdefault(r["program"], []).append(r["times"])
-    _train, _val, test = split_by_program([_Named(p) for p in times])
-    scores = [spearman(-np.array([t[0] for t in times[e.program]]), -np.array([t[1] for t in times[e.program]]))
-              for e in test if len(times[e.program]) >= 3]
+    scores = [spearman(-np.array([t[0] for t in ts]), -np.array([t[1] for t in ts]))
+              for p, ts in times.items() if side_of(p) == "test" and len(ts) >= 3]
     scores = [s for s in scores if s == s]
     return len(scores), float(np.mean(scores)) if scores else float("nan")
 

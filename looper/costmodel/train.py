@@ -86,6 +86,16 @@ def noise(times: list[float]) -> float:
     return min(b - a for a, b in zip(ts, ts[1:])) / statistics.median(ts)
 
 
+def usable(r: dict, max_noise: float = 0.05) -> bool:
+    """Whether a datagen row is a training label: legal, measured, and not noisy.  A "slow"
+    point's only time is its first run; before harness 2 that run paid the page faults of
+    never-written output arrays (2-3.5x slower than later runs), so those labels are dropped;
+    "ok" points never count their first run and stay."""
+    return (r["legal"] and r["status"] in ("ok", "slow") and r["speedup"] == r["speedup"]
+            and r["speedup"] > 0 and (r["status"] == "slow" or noise(r["times"]) <= max_noise)
+            and not (r["status"] == "slow" and (r.get("harness") or 1) < 2))
+
+
 def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
                   progress: Callable[[int, int], None] | None = None) -> Dataset:
     files = parquet_files(paths)
@@ -98,12 +108,7 @@ def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
         tables.append(t.append_column("part", pa.array([f.parent.name] * t.num_rows, pa.string())))
         digest.update(f.read_bytes())
     rows = pa.concat_tables(tables, promote_options="default").to_pylist()
-    keep = [r for r in rows if r["legal"] and r["status"] in ("ok", "slow") and r["speedup"] == r["speedup"]
-            and r["speedup"] > 0 and (r["status"] == "slow" or noise(r["times"]) <= max_noise)
-            and not (r["status"] == "slow" and (r.get("harness") or 1) < 2)]
-    # A "slow" point's only time is its first run.  Before harness 2 that run paid the page
-    # faults of never-written output arrays (2-3.5x slower than later runs): those labels are
-    # dropped; "ok" points never count their first run and stay.
+    keep = [r for r in rows if usable(r, max_noise)]
     programs: dict[tuple[str, str], tuple] = {}
     examples: list[Example] = []
     for k, r in enumerate(keep):
@@ -133,14 +138,16 @@ def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
 def split_by_program(examples: list[Example], val: float = 0.1, test: float = 0.1
                      ) -> tuple[list[Example], list[Example], list[Example]]:
     """Deterministic split on a hash of the program name: a program lands on one side only."""
-    def bucket(name: str) -> float:
-        return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) / 2**32
-
     tr, va, te = [], [], []
     for e in examples:
-        b = bucket(e.program)
-        (te if b < test else va if b < test + val else tr).append(e)
+        {"train": tr, "validation": va, "test": te}[side_of(e.program, val, test)].append(e)
     return tr, va, te
+
+
+def side_of(program: str, val: float = 0.1, test: float = 0.1) -> str:
+    """Which side of split_by_program a program is on: "train", "validation" or "test"."""
+    b = int(hashlib.sha256(program.encode()).hexdigest()[:8], 16) / 2**32
+    return "test" if b < test else "validation" if b < test + val else "train"
 
 
 # -- metrics ------------------------------------------------------------------------------------------
