@@ -8,6 +8,8 @@
 #   EPOCHS=30 scripts/train.sh models/looper-v1.pt data/synth-v2 data/synth-v2-small data/synth-v2-large
 # The tenth part, data/synth-v2-small-guided, was collected with looper-v2's guidance after it was
 # trained, so the default list leaves it out (adding it: held-out Spearman 0.747 as without).
+# The ranking-weight experiments of README's cost-model section (not shipped):
+#   RANK_WEIGHT=3 EPOCHS=30 scripts/train.sh /tmp/looper-rw3e30.pt
 set -euo pipefail
 out=${1:-models/looper-v2.pt}
 shift || true
@@ -16,4 +18,4 @@ data=("$@")
   data/synth-v2-scalars-large data/synth-v2-matmul-large data/synth-v2-explore data/synth-v2-scaled
   data/synth-v2-scaled-mix)
 looper train "${data[@]}" -o "$out" --epochs "${EPOCHS:-20}" --members 2 --threads 1 --hidden 128 --lr 0.001 \
-  --loss log --rank-weight 1.0 --batch-programs 1 --max-noise 0.05 --seed 0
+  --loss log --rank-weight "${RANK_WEIGHT:-1.0}" --batch-programs 1 --max-noise 0.05 --seed 0

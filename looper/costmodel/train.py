@@ -203,16 +203,9 @@ def evaluate(model: CostModel, examples: list[Example]) -> dict:
     pred = rel[keep]
     examples = [examples[k] for k in keep]
     true = np.array([e.speedup for e in examples])
-    by_prog: dict[str, list[int]] = {}
-    for k, e in enumerate(examples):
-        by_prog.setdefault(e.program, []).append(k)
-    sp, nd = [], []
-    for idx in by_prog.values():
-        if len(idx) >= 3:
-            s = spearman(pred[idx], true[idx])
-            if s == s:
-                sp.append(s)
-            nd.append(ndcg(pred[idx], true[idx]))
+    scores = program_scores(pred, true, [e.program for e in examples])
+    sp = [s for s, _ in scores.values() if s == s]
+    nd = [n for _, n in scores.values()]
     const = float(np.exp(np.median(np.log(true))))
     ape = np.abs(pred - true) / true
     log_err = np.abs(np.log(pred) - np.log(true))
@@ -224,8 +217,19 @@ def evaluate(model: CostModel, examples: list[Example]) -> dict:
         "mape_constant": float(np.mean(np.abs(const - true) / true)),
         "spearman": float(np.mean(sp)) if sp else float("nan"),
         "ndcg": float(np.mean(nd)) if nd else float("nan"),
-        "points": len(examples), "programs": len(by_prog),
+        "points": len(examples), "programs": len({e.program for e in examples}),
     }
+
+
+def program_scores(pred: np.ndarray, true: np.ndarray, programs: list[str]) -> dict[str, tuple[float, float]]:
+    """(Spearman, nDCG) of each program with three candidates or more: the search ranks one
+    program's candidates at a time, so ranking is scored per program and then averaged (Spearman
+    is NaN where either side has no spread)."""
+    by_prog: dict[str, list[int]] = {}
+    for k, p in enumerate(programs):
+        by_prog.setdefault(p, []).append(k)
+    return {p: (spearman(pred[idx], true[idx]), ndcg(pred[idx], true[idx]))
+            for p, idx in by_prog.items() if len(idx) >= 3}
 
 
 def evaluate_by_part(model: CostModel, examples: list[Example]) -> dict[str, dict]:
