@@ -7,21 +7,20 @@
 spread is wide (some rank perfectly, some worse than chance).  This resamples the programs with
 replacement and reports each model's mean with its 95% interval, and the paired difference of every
 model against the first on the same resamples: a difference whose interval holds 0 is not one the
-test set can tell apart.  Same split, noise filter and metric as `looper train`.
+test set can tell apart.  Same split, noise filter and metric as `looper train`; the data are by
+default the parts the first model was tested on (its metadata), checked against its point count
+(the dataset hash depends on the order the parts were named in).
 """
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
 from looper.costmodel.model import Ensemble
 from looper.costmodel.store import load_model
-from looper.costmodel.train import load_examples, program_scores, relative_predictions, split_by_program
-
-NINE_PARTS = ["data/synth-v2", "data/synth-v2-small", "data/synth-v2-large", "data/synth-v2-scalars",
-              "data/synth-v2-scalars-large", "data/synth-v2-matmul-large", "data/synth-v2-explore",
-              "data/synth-v2-scaled", "data/synth-v2-scaled-mix"]
+from looper.costmodel.train import candidate_predictions, load_examples, program_scores, split_by_program
 
 
 def load(spec: str):
@@ -33,18 +32,23 @@ def load(spec: str):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="+")
-    ap.add_argument("--data", nargs="+", default=NINE_PARTS)
+    ap.add_argument("--data", nargs="+", help="data directories (default: the first model's, data/PART)")
     ap.add_argument("--resamples", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    test = split_by_program(load_examples(args.data).examples)[2]
-    candidates = [k for k, e in enumerate(test) if not e.original]
-    programs = [test[k].program for k in candidates]
-    true = np.array([test[k].speedup for k in candidates])
+    meta = load_model(args.models[0].split("+")[0])[1]
+    data = args.data or [f"data/{part}" for part in meta["metrics"]["test_by_part"]]
+    ds = load_examples(data)
+    if not args.data and (ds.points, ds.programs) != (meta["points"], meta["programs"]):
+        sys.exit(f"{' '.join(data)}: not the data {args.models[0]} was trained on ({ds.points} points "
+                 f"of {ds.programs} programs, the model's {meta['points']} of {meta['programs']}); "
+                 "name them with --data")
+    test = split_by_program(ds.examples)[2]
     per_model = []
     for spec in args.models:
-        pred = relative_predictions(load(spec), test)[candidates]
-        per_model.append({p: s for p, (s, _) in program_scores(pred, true, programs).items() if s == s})
+        pred, cands = candidate_predictions(load(spec), test)
+        scores = program_scores(pred, np.array([e.speedup for e in cands]), [e.program for e in cands])
+        per_model.append({p: s for p, (s, _) in scores.items() if s == s})
     common = sorted(set.intersection(*(set(m) for m in per_model)))
     x = np.array([[m[p] for p in common] for m in per_model])  # models x programs
     rng = np.random.default_rng(args.seed)

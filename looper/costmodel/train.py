@@ -192,16 +192,21 @@ def relative_predictions(model: CostModel, examples: list[Example]) -> np.ndarra
     return np.array([p / anchor.get(e.program, 1.0) for p, e in zip(pred, examples)])
 
 
-def evaluate(model: CostModel, examples: list[Example]) -> dict:
-    """Metrics over the candidates (anchors excluded: their speedup is 1 by construction)."""
+def candidate_predictions(model: CostModel, examples: list[Example]) -> tuple[np.ndarray, list[Example]]:
+    """Relative predictions of the candidates and the candidates themselves: the anchors are
+    predicted (they are the denominators) but left out, their speedup being 1 by construction."""
     if not examples:
-        return {}
+        return np.zeros(0), []
     rel = relative_predictions(model, examples)
     keep = [k for k, e in enumerate(examples) if not e.original]
-    if not keep:
+    return rel[keep], [examples[k] for k in keep]
+
+
+def evaluate(model: CostModel, examples: list[Example]) -> dict:
+    """Metrics over the candidates (anchors excluded: their speedup is 1 by construction)."""
+    pred, examples = candidate_predictions(model, examples)
+    if not examples:
         return {}
-    pred = rel[keep]
-    examples = [examples[k] for k in keep]
     true = np.array([e.speedup for e in examples])
     scores = program_scores(pred, true, [e.program for e in examples])
     sp = [s for s, _ in scores.values() if s == s]
