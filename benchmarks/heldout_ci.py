@@ -2,6 +2,7 @@
 
     python benchmarks/heldout_ci.py models/looper-v2.pt models/looper-v1.pt
     python benchmarks/heldout_ci.py models/looper-v2.pt A.pt+B.pt   # '+' pools two ensembles
+    python benchmarks/heldout_ci.py --split validation A.pt B.pt A.pt+B.pt   # choosing among them
 
 `looper train` reports the mean of per-program Spearmans over about 200 held-out programs, whose
 spread is wide (some rank perfectly, some worse than chance).  This resamples the programs with
@@ -9,7 +10,9 @@ replacement and reports each model's mean with its 95% interval, and the paired 
 model against the first on the same resamples: a difference whose interval holds 0 is not one the
 test set can tell apart.  Same split, noise filter and metric as `looper train`; the data are by
 default the parts the first model was tested on (its metadata), checked against its point count
-(the dataset hash depends on the order the parts were named in).
+(the dataset hash depends on the order the parts were named in).  `--split validation` scores the
+validation programs instead: that is the side to choose a model (or a pool) on, the test side the
+one to report it on.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="+")
     ap.add_argument("--data", nargs="+", help="data directories (default: the first model's, data/PART)")
+    ap.add_argument("--split", choices=("validation", "test"), default="test")
     ap.add_argument("--resamples", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -43,10 +47,11 @@ def main() -> None:
         sys.exit(f"{' '.join(data)}: not the data {args.models[0]} was trained on ({ds.points} points "
                  f"of {ds.programs} programs, the model's {meta['points']} of {meta['programs']}); "
                  "name them with --data")
-    test = split_by_program(ds.examples)[2]
+    _, validation, test = split_by_program(ds.examples)
+    held_out = validation if args.split == "validation" else test
     per_model = []
     for spec in args.models:
-        pred, cands = candidate_predictions(load(spec), test)
+        pred, cands = candidate_predictions(load(spec), held_out)
         scores = program_scores(pred, np.array([e.speedup for e in cands]), [e.program for e in cands])
         per_model.append({p: s for p, (s, _) in scores.items() if s == s})
     common = sorted(set.intersection(*(set(m) for m in per_model)))
@@ -54,7 +59,8 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     draws = rng.integers(0, len(common), size=(args.resamples, len(common)))
     means = x[:, draws].mean(axis=2)  # models x resamples
-    print(f"{len(common)} held-out programs, {args.resamples} resamples")
+    side = "held-out" if args.split == "test" else "validation"
+    print(f"{len(common)} {side} programs, {args.resamples} resamples")
     print(f"{'model':44} {'Spearman':>8} {'95% interval':>16} {'- first':>8} {'95% interval':>18}")
     for k, spec in enumerate(args.models):
         lo, hi = np.percentile(means[k], [2.5, 97.5])
