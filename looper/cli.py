@@ -332,6 +332,10 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
 @click.option("--epochs", default=40, show_default=True, type=click.IntRange(1))
 @click.option("--hidden", default=128, show_default=True, type=click.IntRange(8))
 @click.option("--lr", default=1e-3, show_default=True, type=float, help="Peak learning rate (one-cycle schedule).")
+@click.option("--dropout", default=0.05, show_default=True, type=click.FloatRange(0, 0.9),
+              help="Dropout in the computation, loop and head MLPs.")
+@click.option("--weight-decay", default=1e-5, show_default=True, type=click.FloatRange(0),
+              help="AdamW weight decay.")
 @click.option("--loss", type=click.Choice(["mape", "log"]), default="log", show_default=True,
               help="Regression term: MAPE on the speedup, or |log s' - log s| (symmetric relative error).")
 @click.option("--rank-weight", default=1.0, show_default=True, type=float,
@@ -348,8 +352,8 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
 @click.option("--compare", "compare_with", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Also report this saved model's metrics on the same held-out programs.")
 @_friendly
-def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, loss: str,
-              rank_weight: float, batch_programs: int, members: int, max_noise: float, threads: int,
+def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, dropout: float,
+              weight_decay: float, loss: str, rank_weight: float, batch_programs: int, members: int, max_noise: float, threads: int,
               seed: int, compare_with: str | None) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
@@ -373,8 +377,8 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
                f"{len(te)} test), featurized in {time.perf_counter() - t0:.0f} s")
     if not tr or not va:
         raise LooperUsageError("not enough programs to split into training and validation sets")
-    cfg = TrainConfig(epochs=epochs, hidden=hidden, lr=lr, loss=loss, rank_weight=rank_weight,
-                      batch_programs=batch_programs, seed=seed, threads=threads)
+    cfg = TrainConfig(epochs=epochs, hidden=hidden, lr=lr, dropout=dropout, weight_decay=weight_decay, loss=loss,
+                      rank_weight=rank_weight, batch_programs=batch_programs, seed=seed, threads=threads)
     model, info = train_ensemble(tr, va, cfg, members, log=click.echo)
     round_to_half(model)  # as it is stored: the metrics are those of the shipped weights
     metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr),
@@ -382,7 +386,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     meta = {"points": ds.points, "programs": ds.programs, "dataset_hash": ds.digest, **ds.meta,
             "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr, "loss": loss,
             "rank_weight": rank_weight, "batch_programs": batch_programs, "max_noise": max_noise, "seed": seed,
-            "hidden": hidden, "threads": threads,
+            "hidden": hidden, "dropout": dropout, "weight_decay": weight_decay, "threads": threads,
             "train_seconds": round(time.perf_counter() - t0), "history": info["history"]}
     save_model(model, output, meta)
     def show(label: str, m: dict) -> None:

@@ -174,9 +174,11 @@ def test_train_command_reports_each_part_and_a_compared_model(tiny_model, tmp_pa
         parts.append(str(tmp_path / name))
     out = tmp_path / "m.pt"
     res = CliRunner().invoke(main, ["train", *parts, "-o", str(out), "--epochs", "1", "--hidden", "16",
-                                    "--threads", "1", "--compare", str(saved)])
+                                    "--dropout", "0.2", "--weight-decay", "0.001", "--threads", "1",
+                                    "--compare", str(saved)])
     assert res.exit_code == 0, res.output
     meta = json.loads(out.with_suffix(".json").read_text())
+    assert (meta["hidden"], meta["dropout"], meta["weight_decay"]) == (16, 0.2, 0.001)
     by_part = meta["metrics"]["test_by_part"]
     assert set(by_part) <= {"part-a", "part-b"} and by_part
     assert sum(m["points"] for m in by_part.values()) == meta["metrics"]["test"]["points"]
