@@ -353,12 +353,13 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
               help="Also report this saved model's metrics on the same held-out programs.")
 @_friendly
 def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, dropout: float,
-              weight_decay: float, loss: str, rank_weight: float, batch_programs: int, members: int, max_noise: float, threads: int,
-              seed: int, compare_with: str | None) -> None:
+              weight_decay: float, loss: str, rank_weight: float, batch_programs: int, members: int,
+              max_noise: float, threads: int, seed: int, compare_with: str | None) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
     Split by program (80/10/10); reports validation and held-out test MAPE, Spearman and nDCG.
     """
+    import dataclasses
     import time
 
     from .costmodel.store import round_to_half, save_model
@@ -384,9 +385,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr),
                "test_by_part": evaluate_by_part(model, te)}
     meta = {"points": ds.points, "programs": ds.programs, "dataset_hash": ds.digest, **ds.meta,
-            "metrics": metrics, "git_revision": git_revision(), "epochs": epochs, "lr": lr, "loss": loss,
-            "rank_weight": rank_weight, "batch_programs": batch_programs, "max_noise": max_noise, "seed": seed,
-            "hidden": hidden, "dropout": dropout, "weight_decay": weight_decay, "threads": threads,
+            "metrics": metrics, "git_revision": git_revision(), **dataclasses.asdict(cfg), "max_noise": max_noise,
             "train_seconds": round(time.perf_counter() - t0), "history": info["history"]}
     save_model(model, output, meta)
     def show(label: str, m: dict) -> None:
