@@ -21,7 +21,10 @@
 # loop orders upside down only because of alpha), and the default mix, scaled, at 3e6-3e7.  The
 # tenth part is guided by models/looper-v2.pt: the default mix, scaled, at the small sizes
 # (1e4-3e6) where both earlier models ranked worst (150 programs, 14,096 rows, 12,731 measured
-# points in 1,524 s: 8.4 points/s).
+# points in 1,524 s: 8.4 points/s).  The eleventh is guided by models/looper-v3.pt, which ranks held-out
+# programs better than looper-v2 but parallelized PolyBench MEDIUM's gesummv (0.73x): small
+# matrix-vector and matrix products and element-wise nests, products scaled on about half (150
+# programs, 14,169 rows, 13,337 measured points in 1,038 s: 12.8 points/s).
 # Resumable: rerun after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
@@ -44,3 +47,6 @@ OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scaled-mix" --programs 50 --sta
 guided2=(--explore 2 --explore-model models/looper-v2.pt)
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-small-guided" --programs 150 --start 3100 --instances 1e4:3e6 \
   --scaled-products "${guided2[@]}" "${common[@]}"
+guided3=(--explore 2 --explore-model models/looper-v3.pt)
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v3-small-guided" --programs 150 --start 3300 --instances 1e4:3e6 \
+  --patterns reduction,matmul,elementwise --scaled-products "${guided3[@]}" "${common[@]}"
