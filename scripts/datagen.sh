@@ -24,7 +24,11 @@
 # points in 1,524 s: 8.4 points/s).  The eleventh is guided by models/looper-v3.pt, which ranks held-out
 # programs better than looper-v2 but parallelized PolyBench MEDIUM's gesummv (0.73x): small
 # matrix-vector and matrix products and element-wise nests, products scaled on about half (150
-# programs, 14,169 rows, 13,337 measured points in 1,038 s: 12.8 points/s).
+# programs, 14,169 rows, 13,337 measured points in 1,038 s: 12.8 points/s).  The twelfth is guided by
+# models/looper-v4.pt (trained on the first eleven), which fixed gesummv but time-tiled MEDIUM's
+# jacobi-1d (skew, 128x128 tiles: 0.29x): small stencils, 1-D to 3-D, most with time loops (95
+# programs, stopped there for time: 9,851 rows, 7,968 measured points, 2,425 of them cut off as
+# "slow", in about 1,100 s: 7.2 points/s).
 # Resumable: rerun after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
@@ -50,3 +54,6 @@ OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-small-guided" --programs 150 --
 guided3=(--explore 2 --explore-model models/looper-v3.pt)
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v3-small-guided" --programs 150 --start 3300 --instances 1e4:3e6 \
   --patterns reduction,matmul,elementwise --scaled-products "${guided3[@]}" "${common[@]}"
+guided4=(--explore 2 --explore-model models/looper-v4.pt)
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v4-small-stencil" --programs 95 --start 3500 --instances 1e4:3e6 \
+  --patterns stencil "${guided4[@]}" "${common[@]}"
