@@ -12,7 +12,14 @@
 #   RANK_WEIGHT=3 EPOCHS=30 scripts/train.sh /tmp/looper-rw3e30.pt
 # and the capacity and regularization ones (HIDDEN, DROPOUT, WEIGHT_DECAY; defaults as shipped):
 #   HIDDEN=192 scripts/train.sh /tmp/looper-h192.pt
-#   DROPOUT=0.2 WEIGHT_DECAY=0.001 scripts/train.sh /tmp/looper-reg.pt
+#   DROPOUT=0.2 WEIGHT_DECAY=0.001 scripts/train.sh models/looper-v3.pt
+# and the two models trained with that recipe on the parts collected under model guidance since
+# (each guided the lanes of the next part; scripts/datagen.sh), not the default yet:
+#   DROPOUT=0.2 WEIGHT_DECAY=0.001 scripts/train.sh models/looper-v4.pt $NINE data/synth-v2-small-guided \
+#     data/synth-v3-small-guided
+#   DROPOUT=0.2 WEIGHT_DECAY=0.001 scripts/train.sh models/looper-v5.pt $NINE data/synth-v2-small-guided \
+#     data/synth-v3-small-guided data/synth-v4-small-stencil
+# where $NINE is the default list below.
 set -euo pipefail
 out=${1:-models/looper-v2.pt}
 shift || true
