@@ -247,7 +247,8 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
                    "state, temporaries), which parallel loops must privatize.")
 @click.option("--patterns", default=None, metavar="NAME,...",
               help="Only these synthetic patterns (elementwise, stencil, reduction, matmul, deep, copy; "
-                   "with --scalars also scalar_reduction, scalar_recurrence, scalar_temp).")
+                   "with --scalars also scalar_reduction, scalar_recurrence, scalar_temp; only when "
+                   "named: coupled, fields coupled in one time loop as in fdtd-2d).")
 @click.option("--scaled-products", is_flag=True,
               help="Matrix and matrix-vector products scaled by a scalar or constant on about half the "
                    "programs (alpha * A[i, k] * B[k, j], as PolyBench's BLAS kernels).")

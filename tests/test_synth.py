@@ -15,10 +15,11 @@ from looper.transforms.schedule import original
 N_PROGRAMS = 200
 
 
-def _generate(seed: int, tmp, scalars: bool = False) -> tuple[str | None, object]:
+def _generate(seed: int, tmp, scalars: bool = False,
+              patterns: tuple[str, ...] | None = None) -> tuple[str | None, object]:
     """Parse and emit C in the calling thread: CPython's `ast` and isl contexts are not
     thread-safe, so only gcc and the runs go to the thread pool."""
-    src = synth_program(seed, target=(2e3, 2e4), scalars=scalars)
+    src = synth_program(seed, target=(2e3, 2e4), scalars=scalars, patterns=patterns)
     try:
         program = parse_source(src, f"synth{seed}.py", "DEFAULT")
     except Exception as e:  # noqa: BLE001 - report which seed failed and why
@@ -49,6 +50,8 @@ def _build_and_run(job) -> str | None:
 def test_hundreds_of_synthetic_programs_compile_and_run(tmp_path):
     generated = [_generate(seed, tmp_path) for seed in range(N_PROGRAMS)]
     generated += [_generate(seed, tmp_path, scalars=True) for seed in range(10_000, 10_000 + N_PROGRAMS // 2)]
+    # coupled fields run up to 32 time steps: their values must stay finite
+    generated += [_generate(seed, tmp_path, patterns=("coupled",)) for seed in range(20_000, 20_000 + N_PROGRAMS // 4)]
     problems = [err for err, _ in generated if err]
     jobs = [job for err, job in generated if not err]
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -115,6 +118,13 @@ def test_patterns_restrict_the_mix():
         # naming every pattern is the default mix: same random choices, same program
         assert synth_program(seed, target=(2e3, 2e4), patterns=tuple(pattern_names())) == \
             synth_program(seed, target=(2e3, 2e4))
+        # coupled fields: several nests inside each time loop, never in the default mix
+        coupled = synth_program(seed, target=(2e3, 2e4), patterns=("coupled",))
+        p = parse_source(coupled, "x.py", "DEFAULT")
+        time_loops = {s.beta[0] for s in p.statements}
+        assert coupled.count("for t in range(T):") == len(time_loops)
+        assert len(p.statements) >= 2 * len(time_loops)
+    assert "coupled" not in pattern_names()
     with pytest.raises(ValueError, match="unknown synthetic patterns"):
         synth_program(0, patterns=("gemm",))
 

@@ -8,7 +8,8 @@ is a sequence of 1-4 such nests; later nests consume arrays earlier ones produce
 rectangular, triangular or trapezoidal; data are f64, f32 or i32.  On request (`scalars`), nests
 that keep values in kernel-local scalars too: dot products accumulated in a scalar (symm), recursive
 filters with scalar state (deriche), temporaries; loops over them are parallel only once the
-scalars are privatized.
+scalars are privatized.  Only when named (`patterns=("coupled",)`): fields coupled in one time loop
+(fdtd-2d, heat-3d, adi), several nests per time step.
 
 Sizes are then scaled so that the kernel executes a target number of statement instances (about
 5-50 ms of work on one core), counted exactly with isl.  The output is source text: what a user
@@ -295,6 +296,72 @@ def _copy(b: _Builder) -> None:
     b.emit(2, f"{dst.name}[j, i] = {src.name}[i, j]")
 
 
+def _coupled(b: _Builder) -> None:
+    """Fields coupled in one time loop, as fdtd-2d, heat-3d and adi are: several nests per time
+    step, each updating one field in place from one-sided differences of the others, perhaps a
+    boundary row set from a per-step source (fdtd-2d's ey[0, j] = fict[t]) and a sweep (a
+    recurrence along one dimension, adi's).  Some nests are written in a transposed loop order, so
+    an interchange helps there and hurts elsewhere: the choice a model must rank right."""
+    rng = b.rng
+    nd = rng.choice([1, 2, 2, 2, 3])
+    dims = tuple(rng.choice(SPACE[:2]) if d < 2 else rng.choice(SPACE) for d in range(nd))
+    vars_ = ("i", "j", "k")[:nd]
+    b.sizes_used.add("T")
+    b.emit(0, "for t in range(T):")
+    fields: list[_Array] = []
+    for _ in range(rng.choice([2, 3, 3])):
+        f = b.pick_input(dims, prefer_written=0.4, exclude=tuple(fields))
+        f.written = True
+        fields.append(f)
+    integer = b.dtype == "i32"
+
+    def shifted(arr: str, d: int, off: int) -> str:
+        p = list(vars_)
+        if off:
+            p[d] = f"{vars_[d]} {'-' if off < 0 else '+'} {abs(off)}"
+        return f"{arr}[{_idx(tuple(p))}]"
+
+    def nest(target: _Array, terms: list[str], margins: dict[int, tuple[int, int]]) -> None:
+        order = list(range(nd))
+        if nd >= 2 and rng.random() < 0.25:
+            order[0], order[1] = order[1], order[0]  # a transposed nest
+        for depth, d in enumerate(order):
+            lo, hi = margins.get(d, (0, 0))
+            upper = f"{dims[d]} - {hi}" if hi else dims[d]
+            bound = f"{lo}, {upper}" if lo else upper
+            b.emit(1 + depth, f"for {vars_[d]} in range({bound}):")
+        here = f"{target.name}[{_idx(vars_)}]"
+        if integer:
+            rhs = f"({here} - ({' + '.join(terms)}) // 2) % 1000"
+        else:
+            rhs = f"{here} - {rng.choice(['0.5', '0.25', '0.125'])} * ({' + '.join(terms)})"
+        b.emit(1 + nd, f"{here} = {rhs}")
+
+    if nd >= 2 and rng.random() < 0.5:  # boundary row from a per-step source
+        src = b.pick_input(("T",), prefer_written=0.0)
+        b.emit(1, f"for {vars_[1]} in range({dims[1]}):")
+        row = (("0",) + vars_[1:2] + ("0",) * (nd - 2))
+        b.emit(2, f"{fields[0].name}[{_idx(row)}] = {src.name}[t]")
+    for f in fields:
+        terms, margins = [], {}
+        for g in rng.sample([x for x in fields if x is not f], k=min(2, len(fields) - 1)):
+            d = rng.randrange(nd)
+            if rng.random() < 0.5:  # backward difference g[x] - g[x - e_d]
+                terms.append(f"({shifted(g.name, d, 0)} - {shifted(g.name, d, -1)})")
+                lo, hi = margins.get(d, (0, 0))
+                margins[d] = (max(lo, 1), hi)
+            else:  # forward difference g[x + e_d] - g[x]
+                terms.append(f"({shifted(g.name, d, 1)} - {shifted(g.name, d, 0)})")
+                lo, hi = margins.get(d, (0, 0))
+                margins[d] = (lo, max(hi, 1))
+        nest(f, terms, margins)
+    if nd >= 2 and rng.random() < 0.4:  # a sweep: a recurrence along one dimension
+        f, d = rng.choice(fields), rng.randrange(nd)
+        nest(f, [shifted(f.name, d, -1)], {d: (1, 0)})
+    for f in fields:
+        f.read = True
+
+
 # -- patterns with kernel-local scalars (symm's temp2, deriche's ym1, ludcmp's w, durbin's sum) -----------
 
 def _local(b: _Builder, depth: int, value: str) -> str:
@@ -394,6 +461,9 @@ def _scalar_temp(b: _Builder) -> None:
 
 PATTERNS = [(_elementwise, 3), (_stencil, 3), (_reduction, 3), (_matmul, 3), (_deep, 1), (_copy, 1)]
 SCALAR_PATTERNS = [(_scalar_reduction, 3), (_scalar_recurrence, 2), (_scalar_temp, 1)]
+# Patterns only `patterns=` names: outside the default mix, so the seeds of the committed data parts
+# still give the programs they gave.
+OPT_IN_PATTERNS = [(_coupled, 3)]
 
 
 def _mix(scalars: bool) -> list[tuple]:
@@ -405,19 +475,22 @@ def _pattern_name(fn) -> str:
 
 
 def pattern_names(scalars: bool = False) -> list[str]:
-    """The names `synth_program(patterns=...)` accepts: the pattern functions' without the '_'."""
+    """The default mix's pattern names (the functions' without the '_'); `synth_program(patterns=...)`
+    also accepts the opt-in ones (`coupled`)."""
     return [_pattern_name(fn) for fn, _w in _mix(scalars)]
 
 
 def select_patterns(patterns: tuple[str, ...] | None, scalars: bool = False) -> list[tuple]:
-    """The (pattern, weight) mix restricted to `patterns` (None: all); ValueError names unknown ones."""
+    """The (pattern, weight) mix restricted to `patterns` (None: the default mix, without the
+    opt-in patterns); ValueError names unknown ones."""
     mix = _mix(scalars)
     if patterns is None:
         return mix
-    unknown = sorted(set(patterns) - set(pattern_names(scalars)))
+    known = pattern_names(scalars) + [_pattern_name(fn) for fn, _w in OPT_IN_PATTERNS]
+    unknown = sorted(set(patterns) - set(known))
     if unknown or not patterns:
-        raise ValueError(f"unknown synthetic patterns {unknown} (known: {', '.join(pattern_names(scalars))})")
-    return [(fn, w) for fn, w in mix if _pattern_name(fn) in patterns]
+        raise ValueError(f"unknown synthetic patterns {unknown} (known: {', '.join(known)})")
+    return [(fn, w) for fn, w in mix + OPT_IN_PATTERNS if _pattern_name(fn) in patterns]
 
 
 # -- whole programs -------------------------------------------------------------------------------------
