@@ -41,19 +41,19 @@ OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scalars" --programs 200 --start
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scalars-large" --programs 150 --start 2200 --instances 3e6:1e8 --scalars "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-matmul-large" --programs 120 --start 2400 --instances 1e8:5e8 \
   --patterns matmul,deep "${common[@]}"
-guided=(--explore 2 --explore-model models/looper-v1.pt)
+# exploration lanes beside the beam: the given model's own favourites, measured
+guided_by() { echo --explore 2 --explore-model "$1"; }
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-explore" --programs 35 --start 2600 --instances 1e8:3e8 \
-  --patterns matmul,deep "${guided[@]}" "${common[@]}"
+  --patterns matmul,deep $(guided_by models/looper-v1.pt) "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scaled" --programs 50 --start 2700 --instances 1e8:3e8 \
-  --patterns matmul,deep --scaled-products "${guided[@]}" "${common[@]}"
+  --patterns matmul,deep --scaled-products $(guided_by models/looper-v1.pt) "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-scaled-mix" --programs 50 --start 2900 --instances 3e6:3e7 \
-  --scaled-products "${guided[@]}" "${common[@]}"
-guided2=(--explore 2 --explore-model models/looper-v2.pt)
+  --scaled-products $(guided_by models/looper-v1.pt) "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-small-guided" --programs 150 --start 3100 --instances 1e4:3e6 \
-  --scaled-products "${guided2[@]}" "${common[@]}"
-guided3=(--explore 2 --explore-model models/looper-v3.pt)
+  --scaled-products $(guided_by models/looper-v2.pt) "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v3-small-guided" --programs 150 --start 3300 --instances 1e4:3e6 \
-  --patterns reduction,matmul,elementwise --scaled-products "${guided3[@]}" "${common[@]}"
-guided4=(--explore 2 --explore-model models/looper-v4.pt)
+  --patterns reduction,matmul,elementwise --scaled-products $(guided_by models/looper-v3.pt) "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v4-small-stencil" --programs 95 --start 3500 --instances 1e4:3e6 \
-  --patterns stencil "${guided4[@]}" "${common[@]}"
+  --patterns stencil $(guided_by models/looper-v4.pt) "${common[@]}"
+OMP_NUM_THREADS=2 looper datagen "$data/synth-v5-large-coupled" --programs 50 --start 3700 --instances 3e7:3e8 \
+  --patterns coupled $(guided_by models/looper-v5.pt) "${common[@]}"
