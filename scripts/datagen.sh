@@ -28,7 +28,11 @@
 # models/looper-v4.pt (trained on the first eleven), which fixed gesummv but time-tiled MEDIUM's
 # jacobi-1d (skew, 128x128 tiles: 0.29x): small stencils, 1-D to 3-D, most with time loops (95
 # programs, stopped there for time: 9,851 rows, 7,968 measured points, 2,425 of them cut off as
-# "slow", in about 1,100 s: 7.2 points/s).
+# "slow", in about 1,100 s: 7.2 points/s).  The thirteenth is guided by models/looper-v5.pt (the
+# first twelve), which interchanged PolyBench LARGE's fdtd-2d (0.34x): fields coupled in one time loop
+# (`--patterns coupled`: several nests per time step, one-sided differences, boundary rows, sweeps,
+# some nests in a transposed order) at 3e7-3e8 instances (50 programs, stopped there for time: 5,508
+# rows, 4,356 measured points, 1,388 of them cut off as "slow", in 2,396 s: 1.8 points/s).
 # Resumable: rerun after an interrupt.
 #   scripts/datagen.sh [DATA_DIR]
 set -euo pipefail
