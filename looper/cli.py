@@ -138,7 +138,7 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
               help="With --evaluator hybrid: how many of the model's best candidates to measure "
                    "(the best of each loop structure first).")
 @click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
-              help="Cost model weights (default: models/looper-v2.pt, or $LOOPER_MODEL).")
+              help="Cost model weights (default: models/looper-v6.pt, or $LOOPER_MODEL).")
 @click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Timed runs per candidate (after one warm-up run that also checks outputs).")
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),

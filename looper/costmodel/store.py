@@ -16,7 +16,7 @@ from ..lang.errors import LooperError
 from .features import FEATURE_VERSION
 from .model import ARCHITECTURE, CostModel, Ensemble
 
-DEFAULT_MODEL = "looper-v2.pt"
+DEFAULT_MODEL = "looper-v6.pt"
 
 
 class ModelError(LooperError):
