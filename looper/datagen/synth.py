@@ -340,20 +340,19 @@ def _coupled(b: _Builder) -> None:
     if nd >= 2 and rng.random() < 0.5:  # boundary row from a per-step source
         src = b.pick_input(("T",), prefer_written=0.0)
         b.emit(1, f"for {vars_[1]} in range({dims[1]}):")
-        row = (("0",) + vars_[1:2] + ("0",) * (nd - 2))
+        row = ("0", vars_[1]) + ("0",) * (nd - 2)
         b.emit(2, f"{fields[0].name}[{_idx(row)}] = {src.name}[t]")
     for f in fields:
         terms, margins = [], {}
         for g in rng.sample([x for x in fields if x is not f], k=min(2, len(fields) - 1)):
             d = rng.randrange(nd)
+            lo, hi = margins.get(d, (0, 0))
             if rng.random() < 0.5:  # backward difference g[x] - g[x - e_d]
                 terms.append(f"({shifted(g.name, d, 0)} - {shifted(g.name, d, -1)})")
-                lo, hi = margins.get(d, (0, 0))
-                margins[d] = (max(lo, 1), hi)
+                margins[d] = (1, hi)
             else:  # forward difference g[x + e_d] - g[x]
                 terms.append(f"({shifted(g.name, d, 1)} - {shifted(g.name, d, 0)})")
-                lo, hi = margins.get(d, (0, 0))
-                margins[d] = (lo, max(hi, 1))
+                margins[d] = (lo, 1)
         nest(f, terms, margins)
     if nd >= 2 and rng.random() < 0.4:  # a sweep: a recurrence along one dimension
         f, d = rng.choice(fields), rng.randrange(nd)
