@@ -13,6 +13,7 @@ from ..poly.legality import privatizable
 from ..poly.privatize import scalar_flows
 from ..transforms.schedule import Lowered
 from ..transforms.tree import loop_tree
+from .balance import cyclic_chunk
 from .cexpr import c_assign, c_name
 
 _OP = isl.ast_expr_op_type
@@ -70,8 +71,9 @@ def isl_c(e: isl.AstExpr) -> str:
 class KernelPrinter:
     """Prints one lowered schedule of a program as a list of cgen statements."""
 
-    def __init__(self, lowered: Lowered):
+    def __init__(self, lowered: Lowered, balance: bool = True):
         self.lowered = lowered
+        self.balance = balance  # deal uneven parallel loops cyclically (`balance.cyclic_chunk`)
         self.program: Program = lowered.program
         self.parallel_dims: dict[str, set[int]] = {}
         for s, k in lowered.parallel:
@@ -126,7 +128,11 @@ class KernelPrinter:
                 if r == row and stmts <= loop_stmts:
                     inner += [c_name(x) for x in sorted(scalars)]
             private = f" private({', '.join(inner)})" if inner else ""
-            pragmas.append(cgen.Pragma(f"omp parallel for{private}"))
+            # rows name this schedule's loops only (an annotated AST of isl's scheduler has others)
+            ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
+            chunk = cyclic_chunk(self.lowered, row, stmts) if ours and self.balance else None
+            cyclic = f" schedule(static, {chunk})" if chunk else ""
+            pragmas.append(cgen.Pragma(f"omp parallel for{cyclic}{private}"))
         factor = max((self.lowered.unroll_factor(s, row) for s in stmts), default=0)
         if factor > 1 and not parallel:  # gcc accepts no unroll pragma on an OpenMP loop
             pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
@@ -213,8 +219,9 @@ def kernel_body_from_ast(program: Program, ast: isl.AstNode) -> tuple[list[cgen.
     return body, sorted(p.iterators, key=lambda x: int(x[1:]))
 
 
-def kernel_body(lowered: Lowered) -> tuple[list[cgen.Generable], list[str]]:
-    """The kernel's loop nest and the loop iterators it needs declared."""
-    p = KernelPrinter(lowered)
+def kernel_body(lowered: Lowered, balance: bool = True) -> tuple[list[cgen.Generable], list[str]]:
+    """The kernel's loop nest and the loop iterators it needs declared (`balance=False`: every
+    parallel loop with plain `static`, for measuring what balancing gains)."""
+    p = KernelPrinter(lowered, balance)
     body = p.body()
     return body, sorted(p.iterators, key=lambda x: int(x[1:]))

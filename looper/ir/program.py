@@ -17,17 +17,18 @@ import islpy as isl
 class DType(enum.Enum):
     """Element types of arrays and scalars, with their C spelling."""
 
-    F64 = ("f64", "double", True, 5)
-    F32 = ("f32", "float", True, 4)
-    I64 = ("i64", "long", False, 3)
-    I32 = ("i32", "int", False, 2)
-    I8 = ("i8", "char", False, 1)
+    F64 = ("f64", "double", True, 5, 8)
+    F32 = ("f32", "float", True, 4, 4)
+    I64 = ("i64", "long", False, 3, 8)
+    I32 = ("i32", "int", False, 2, 4)
+    I8 = ("i8", "char", False, 1, 1)
 
-    def __init__(self, short: str, ctype: str, is_float: bool, rank: int):
+    def __init__(self, short: str, ctype: str, is_float: bool, rank: int, nbytes: int):
         self.short = short
         self.ctype = ctype
         self.is_float = is_float
         self.rank = rank
+        self.nbytes = nbytes  # bytes per element on x86-64
 
     @staticmethod
     def by_name(name: str) -> "DType | None":
