@@ -11,6 +11,9 @@
 #   scripts/train.sh models/looper-v4.pt @nine data/synth-v2-small-guided data/synth-v3-small-guided
 #   scripts/train.sh models/looper-v5.pt @nine data/synth-v2-small-guided data/synth-v3-small-guided \
 #     data/synth-v4-small-stencil
+# looper-v7 (not committed: held-out Spearman 0.746, README's cost-model section) adds the fourteenth part:
+#   scripts/train.sh /tmp/looper-v7.pt @nine data/synth-v2-small-guided data/synth-v3-small-guided \
+#     data/synth-v4-small-stencil data/synth-v5-large-coupled data/synth-v6-small-matmul
 # Each model from looper-v1 to looper-v5 guided the exploration lanes of a later data part
 # (scripts/datagen.sh), which is why they stay in models/.  The ranking-weight and capacity
 # experiments of README's cost-model section (not shipped), on the nine parts:
