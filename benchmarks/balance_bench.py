@@ -21,7 +21,7 @@ from looper.codegen.harness import KernelCode, program_c
 from looper.lang.parse import parse_file
 from looper.runtime.compile import compile_c
 from looper.runtime.machine import cpu_model, default_threads, load_average
-from looper.runtime.run import time_interleaved
+from looper.runtime.run import runs_per_process, time_interleaved
 from looper.transforms.schedule import Schedule
 
 ANSWERS = {"transformations": "model", "model2_transformations": "model2",
@@ -59,8 +59,7 @@ def main() -> None:
             if "schedule(static" not in "\n".join(str(n) for n in balanced.body):
                 continue
             binary = compile_c(program_c(program, [Schedule(program).lowered, plain, balanced]))
-            base = r.get("baseline_seconds") or 0.01
-            per_process = max(1, min(50, int(0.1 / base)))
+            per_process = runs_per_process(r.get("baseline_seconds") or 0.01)
             timed = time_interleaved([(binary.path, k) for k in range(3)], args.rounds,
                                      threads=default_threads(), per_process=per_process)
             if not all(t.ok for t in timed):

@@ -120,16 +120,15 @@ class KernelPrinter:
         row = int(it[1:])
         stmts = _statements(n)
         pragmas: list[cgen.Generable] = []
-        parallel = self.in_parallel == 0 and (
-            _annotation(n) == PARALLEL_LOOP or any(row in self.parallel_dims.get(s, ()) for s in stmts))
+        # rows name this schedule's loops only (an annotated AST of isl's scheduler has others)
+        ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
+        parallel = self.in_parallel == 0 and (_annotation(n) == PARALLEL_LOOP or ours)
         if parallel:
             inner = sorted(_iterators(n.for_get_body()), key=lambda x: int(x[1:]))
             for (r, loop_stmts), scalars in self.private.items():
                 if r == row and stmts <= loop_stmts:
                     inner += [c_name(x) for x in sorted(scalars)]
             private = f" private({', '.join(inner)})" if inner else ""
-            # rows name this schedule's loops only (an annotated AST of isl's scheduler has others)
-            ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
             chunk = cyclic_chunk(self.lowered, row, stmts) if ours and self.balance else None
             cyclic = f" schedule(static, {chunk})" if chunk else ""
             pragmas.append(cgen.Pragma(f"omp parallel for{cyclic}{private}"))

@@ -28,34 +28,30 @@ CACHE_LINE = 64  # bytes
 def cyclic_chunk(lowered: Lowered, row: int, statements: set[str]) -> int | None:
     """The chunk of a cyclic `schedule(static, chunk)` for the parallel loop of schedule row
     `row` around `statements`, or None where its iterations do even work (plain `static`)."""
-    if not uneven_work(lowered, row, statements):
+    times = {name: lowered.instance_map(name) for name in sorted(statements)}
+    if not uneven_work([m.range() for m in times.values()], row):
         return None
     chunk = 1
-    for name in statements:
-        st = lowered.program.statement(name)
-        if st.accesses[0].index and _moves_last_subscript(lowered, row, name):
-            chunk = max(chunk, CACHE_LINE // lowered.program.arrays[st.accesses[0].array].dtype.nbytes)
+    for name, when in times.items():
+        write = lowered.program.statement(name).accesses[0]
+        if write.index and _moves_last_subscript(when.reverse().apply_range(write.relation), row):
+            chunk = max(chunk, CACHE_LINE // lowered.program.arrays[write.array].dtype.nbytes)
     return chunk
 
 
-def uneven_work(lowered: Lowered, row: int, statements: set[str]) -> bool:
-    """Whether the iterations of schedule row `row`, around `statements`, differ in work by more
-    than UNEVEN, at one iteration of the loops outside it (the first from the middle of the
-    outermost one's range on)."""
-    spaces = {name: lowered.statement_map(name).intersect_domain(lowered.program.statement(name).domain).range()
-              for name in sorted(statements)}
+def uneven_work(spaces: list[isl.Set], row: int) -> bool:
+    """Whether the iterations of schedule row `row` over these statements' schedule times differ
+    in work by more than UNEVEN, at one iteration of the loops outside it (the first from the
+    middle of the outermost one's range on)."""
     if not spaces:
         return False
-    outer = _middle_point(spaces.values(), row)
+    outer = _middle_point(spaces, row)
     slices = []
-    for space in spaces.values():
+    for space in spaces:
         for k, v in enumerate(outer):
             space = space.fix_val(isl.dim_type.set, k, _val(v))
         slices.append(space.project_out(isl.dim_type.set, 0, row))  # dimension 0 is now the loop's
-    iterations = slices[0].project_out(isl.dim_type.set, 1, slices[0].dim(isl.dim_type.set) - 1)
-    for s in slices[1:]:
-        iterations = iterations.union(s.project_out(isl.dim_type.set, 1, s.dim(isl.dim_type.set) - 1))
-    iterations = iterations.coalesce()
+    iterations = _leading(slices, 1)
     if iterations.is_empty():
         return False
     lo, hi = iterations.dim_min_val(0).to_python(), iterations.dim_max_val(0).to_python()
@@ -72,26 +68,30 @@ def uneven_work(lowered: Lowered, row: int, statements: set[str]) -> bool:
     return len(work) > 1 and min(work) * UNEVEN < max(work)
 
 
-def _middle_point(spaces, row: int) -> list[int]:
+def _leading(sets: list[isl.Set], n: int) -> isl.Set:
+    """The union of the sets' first n dimensions."""
+    out = None
+    for s in sets:
+        s = s.project_out(isl.dim_type.set, n, s.dim(isl.dim_type.set) - n)
+        out = s if out is None else out.union(s)
+    return out.coalesce()
+
+
+def _middle_point(spaces: list[isl.Set], row: int) -> list[int]:
     """Values of schedule rows 0..row-1 at one iteration of the loops outside row `row`: the
     first from the middle of the outermost range on."""
     if row == 0:
         return []
-    outer = None
-    for space in spaces:
-        s = space.project_out(isl.dim_type.set, row, space.dim(isl.dim_type.set) - row)
-        outer = s if outer is None else outer.union(s)
-    outer = outer.coalesce()
+    outer = _leading(spaces, row)
     lo, hi = outer.dim_min_val(0).to_python(), outer.dim_max_val(0).to_python()
     point = outer.lower_bound_val(isl.dim_type.set, 0, _val((lo + hi) // 2)).lexmin()
     return [point.dim_min_val(k).to_python() for k in range(row)]
 
 
-def _moves_last_subscript(lowered: Lowered, row: int, name: str) -> bool:
-    """Whether the last subscript of statement `name`'s write changes with schedule row `row`
-    (neighbouring iterations write neighbouring elements); True where that is not one function."""
-    st = lowered.program.statement(name)
-    to_array = lowered.statement_map(name).intersect_domain(st.domain).reverse().apply_range(st.writes)
+def _moves_last_subscript(to_array: isl.Map, row: int) -> bool:
+    """Whether the last subscript of a write, as a map from schedule times to array elements,
+    changes with schedule row `row` (neighbouring iterations write neighbouring elements); True
+    where that is not one function."""
     if not to_array.is_single_valued():
         return True
     last = isl.PwMultiAff.from_map(to_array).get_pw_aff(to_array.dim(isl.dim_type.out) - 1)

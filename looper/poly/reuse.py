@@ -36,7 +36,7 @@ def _touched(lowered: Lowered, statements, array: str) -> isl.Map | None:
     out = None
     for name in statements:
         st = lowered.program.statement(name)
-        when = lowered.statement_map(name).intersect_domain(st.domain).reverse()
+        when = lowered.instance_map(name).reverse()
         for acc in st.accesses:
             if acc.array == array:
                 m = when.apply_range(acc.relation)

@@ -81,6 +81,12 @@ MAX_PER_PROCESS = 100
 Limit = Callable[[int, int, list[Interleaved]], float | None]
 
 
+def runs_per_process(seconds: float) -> int:
+    """Timed runs per process for a kernel of about `seconds`: about AUTO_SECONDS of them, at
+    most 50 (the fixed count of `time_interleaved`'s `per_process`, known before it starts)."""
+    return max(1, min(50, int(AUTO_SECONDS / seconds)))
+
+
 def time_interleaved(runs: Sequence[tuple[Path | str, int]], rounds: int, threads: int | None = None,
                      timeout: float | Limit | None = None, per_process: int | None = 1
                      ) -> list[Interleaved]:

@@ -24,7 +24,7 @@ from ..ir.program import Program
 from ..runtime.compile import EXACT_FLAGS, OPT_FLAGS, CompileError, compile_split, compiler_id
 from ..runtime.machine import cpu_model, default_threads, load_average
 from ..runtime.measurements import Measurement, MeasurementStore, measurement_key
-from ..runtime.run import run_binary, status_line, time_interleaved
+from ..runtime.run import run_binary, runs_per_process, status_line, time_interleaved
 from ..transforms.schedule import Schedule
 from .beam import DEFAULT_MAX_AFFINE, Score
 
@@ -199,7 +199,7 @@ class ExecutionEvaluator:
         distinct = [lowered[which.index(v)] for v in range(len(variant_of))]
         binary = compile_split(*split_program_c(program, distinct), self.flags)
         base = self.baseline or 1.0
-        per_process = max(1, min(50, int(0.1 / base)))  # about 0.1 s of timed runs per process
+        per_process = runs_per_process(base)
         limit = self._time_limit(1 + per_process, base)
         with self.timing_lock():
             timed = time_interleaved([(binary.path, k) for k in range(len(distinct))], rounds,

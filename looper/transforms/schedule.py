@@ -63,6 +63,10 @@ class Lowered:
     def statement_map(self, name: str) -> isl.Map:
         return _parsed_map("{ " + self.statement_map_text(name) + " }")
 
+    def instance_map(self, name: str) -> isl.Map:
+        """The statement's instances (its domain) to their schedule times."""
+        return self.statement_map(name).intersect_domain(self.program.statement(name).domain)
+
     def schedule_of(self, statements) -> isl.UnionMap:
         """The schedule of some statements as an isl union map (domains not intersected).  A
         legality check needs only the statements its dependences name (deriche: a few of 47)."""
