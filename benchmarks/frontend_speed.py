@@ -15,7 +15,7 @@ from pathlib import Path
 from looper.codegen.harness import program_c
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
-from looper.transforms.schedule import original
+from looper.ir.schedule import original
 
 KERNELS = Path(__file__).resolve().parent / "polybench"
 

@@ -31,8 +31,10 @@ from looper.poly.deps import compute_dependences
 from looper.runtime.machine import cpu_model, default_threads, load_average
 from looper.runtime.measurements import MeasurementStore
 from looper.costmodel.store import load_model
-from looper.search.beam import SearchConfig, beam_search
-from looper.search.evaluators import ExecutionEvaluator, ModelEvaluator
+from looper.search.beam import beam_search
+from looper.search.factory import search_from_options
+from looper.search.policy import policy_for
+from looper.search.evaluators import ExecutionEvaluator
 from looper.search.hybrid import verify_top
 from looper.transforms.schedule import Schedule
 
@@ -79,8 +81,8 @@ def main() -> None:
         program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         t0 = time.perf_counter()
-        config = SearchConfig(beam=args.beam, max_affine=args.max_affine, min_gain=args.min_gain)
-        res = beam_search(program, deps, ModelEvaluator(program), config)
+        options = dict(beam=args.beam, max_affine=args.max_affine, min_gain=args.min_gain)
+        res = search_from_options(program, "model", **options).run(deps)
         search_s = time.perf_counter() - t0
         answers: dict[str, Schedule] = {"model": res.best}
         ev = ExecutionEvaluator(program, repeats=args.repeat, memoize=False)  # everything afresh
@@ -90,15 +92,15 @@ def main() -> None:
             if args.hybrid:
                 answers["hybrid"] = verify_top(program, res, 5, ev, deps)[0].best
             if other is not None:
-                res2 = beam_search(program, deps, ModelEvaluator(program, *other), config)
+                res2 = search_from_options(program, "model", model=other, **options).run(deps)
                 answers["model2"] = res2.best
                 if args.hybrid:
                     answers["hybrid2"] = verify_top(program, res2, 5, ev, deps)[0].best
             if args.measure_search:
                 searcher = ExecutionEvaluator(program, repeats=args.repeat, store=store, memo_only=args.replay)
                 try:
-                    answers["measure"] = beam_search(program, deps, searcher, SearchConfig(
-                        beam=args.beam,
+                    answers["measure"] = beam_search(program, deps, searcher, policy_for(
+                        "measure", beam=args.beam,
                         time_budget=None if args.replay else args.budget)).best
                 finally:
                     searcher.close()

@@ -24,8 +24,9 @@ from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.machine import cpu_model, default_threads, load_average
 from looper.runtime.measurements import MeasurementStore
-from looper.search.beam import SearchConfig, beam_search
-from looper.search.evaluators import ExecutionEvaluator
+from looper.search.beam import beam_search
+from looper.search.factory import search_from_options
+from looper.search.policy import SearchPolicy
 
 
 
@@ -45,7 +46,7 @@ def machinery_ms_per_candidate(program, deps, n_levels: int = 9) -> float:
             return out
 
     t0 = time.perf_counter()
-    r = beam_search(program, deps, Free(), SearchConfig(beam=3))
+    r = beam_search(program, deps, Free(), SearchPolicy(beam=3))
     return (time.perf_counter() - t0) * 1e3 / max(1, len(r.explored) - 1)
 
 
@@ -71,11 +72,10 @@ def main() -> None:
         program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         ms = 0.0 if args.no_machinery else machinery_ms_per_candidate(program, deps)
-        ev = ExecutionEvaluator(program, repeats=args.repeat, store=store)
-        try:
-            r = beam_search(program, deps, ev, SearchConfig(beam=args.beam, time_budget=args.timeout))
-        finally:
-            ev.close()
+        search = search_from_options(program, "measure", beam=args.beam, time_budget=args.timeout,
+                                     repeats=args.repeat, store=store)
+        ev = search.measure
+        r = search.run(deps)
         row = {"kernel": name.replace("_", "-"), "size": args.size, "sequence": r.best.describe(),
                "transformations": r.best.to_json(),
                "speedup": r.best_score.speedup, "search_seconds": r.seconds,

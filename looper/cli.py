@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .lang.errors import LooperError, LooperUsageError
+from .errors import LooperError, LooperUsageError
 
 
 def _friendly(fn):
@@ -79,7 +79,7 @@ def compile_cmd(file: str, size: str | None, defines: tuple[str, ...], output: s
     the kernel time, -DPOLYBENCH_DUMP_ARRAYS to dump OUTPUTS on stderr.
     """
     from .codegen.harness import program_c
-    from .transforms.schedule import original
+    from .ir.schedule import original
 
     program = load_program(file, size, defines)
     text = program_c(program, [original(program)])
@@ -104,7 +104,7 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
     from .codegen.harness import program_c
     from .runtime.compile import OPT_FLAGS, compile_c
     from .runtime.run import run_binary
-    from .transforms.schedule import original
+    from .ir.schedule import original
 
     program = load_program(file, size, defines)
     dflags = ("POLYBENCH_TIME",) + (("POLYBENCH_DUMP_ARRAYS",) if dump else ())
@@ -170,34 +170,19 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
     from .codegen.harness import program_c
     from .poly.deps import compute_dependences
     from .runtime.measurements import MeasurementStore
-    from .search.beam import SearchConfig, beam_search
-    from .search.evaluators import ExecutionEvaluator
+    from .search.factory import search_from_options
     from .search.report import explain_lines, report_json, summary_lines
 
     program = load_program(file, size, defines)
     deps = compute_dependences(program)
     store = None if no_memo else MeasurementStore(db)
-    verified = []
     with _Progress(quiet) as progress:
-        measure = ExecutionEvaluator(program, repeats=repeat, threads=threads, store=store,
-                                     memoize=not no_memo, progress=progress.candidate)
-        try:
-            if evaluator == "measure":
-                ev = measure
-            else:
-                from .costmodel.store import load_model
-                from .search.evaluators import ModelEvaluator
-                model, meta = load_model(model_path)
-                ev = ModelEvaluator(program, model, meta)
-            result = beam_search(program, deps, ev,
-                                 SearchConfig(beam=beam, max_affine=max_affine, max_fusion=max_fusion,
-                                              time_budget=timeout, explain=explain),
-                                 progress=progress.level)
-            if evaluator == "hybrid":
-                from .search.hybrid import verify_top as verify
-                result, verified = verify(program, result, verify_top, measure, deps)
-        finally:
-            measure.close()
+        search = search_from_options(program, evaluator, beam=beam, max_affine=max_affine, max_fusion=max_fusion,
+                                     time_budget=timeout, explain=explain, model_path=model_path, repeats=repeat,
+                                     threads=threads, store=store, memoize=not no_memo, verify_top=verify_top,
+                                     progress=progress.candidate)
+        result = search.run(deps, progress=progress.level)
+    verified = search.verified
     for line in summary_lines(program, result, evaluator):
         click.echo(line)
     for v in verified:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from looper.lang.errors import LooperError
+from looper.errors import LooperError
 from looper.lang.parse import parse_source
 from looper.poly.reuse import shares_data
 from looper.transforms.schedule import Schedule

@@ -9,9 +9,8 @@ from looper.codegen.harness import program_c
 from looper.lang.parse import parse_source
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_step
-from looper.transforms.primitives import Parallelize
+from looper.transforms import Parallelize
 from looper.transforms.schedule import Schedule
-from looper.transforms.tree import loop_tree
 
 from helpers import differential
 
@@ -50,7 +49,7 @@ def _parallel_everywhere():
     d = compute_dependences(p)
     s = Schedule(p)
     loops = []
-    for nest in loop_tree(s.lowered).nests:
+    for nest in s.lowered.tree.nests:
         loop = nest if nest.statements != {"S3"} else nest.loops[0]
         loops.append((tuple(sorted(loop.statements)), loop.row))
     step = Parallelize(tuple(loops))

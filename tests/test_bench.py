@@ -12,7 +12,8 @@ from looper.bench import polybench as pb
 from looper.cli import main
 from looper.lang.parse import parse_file
 from looper.runtime.compile import EXACT_FLAGS
-from looper.transforms.schedule import Lowered, Schedule
+from looper.ir.schedule import Lowered
+from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
 

@@ -148,16 +148,16 @@ def test_model_guided_search_stays_as_deep_as_its_training_data(tmp_path):
     """The model never saw longer affine sequences than its data's search made: the shipped model
     records that depth (from the datagen config.json files) and the model-guided search uses it."""
     from looper.costmodel.train import search_space
-    from looper.search.beam import DEFAULT_MAX_AFFINE
-    from looper.search.evaluators import ModelEvaluator
+    from looper.costmodel.store import load_model
+    from looper.search.policy import DEFAULT_MAX_AFFINE, policy_for
     for name, depth in (("a", 1), ("b", 3)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "config.json").write_text(json.dumps({"max_affine": depth, "max_fusion": 2}))
     files = [tmp_path / "a" / "points-00000.parquet", tmp_path / "b" / "points-00000.parquet"]
     assert search_space(files) == {"max_affine": 3, "max_fusion": 2}
-    program = parse_file(kernel_path("gemm"), "MINI")
-    assert ModelEvaluator(program).max_affine == 2  # the shipped model's data: --max-affine 2
-    assert ModelEvaluator(program, model=object(), meta={}).max_affine == DEFAULT_MAX_AFFINE
+    assert policy_for("model", load_model()[1]).max_affine == 2  # the shipped model's data: --max-affine 2
+    assert policy_for("model", {}).max_affine == DEFAULT_MAX_AFFINE
+    assert policy_for("measure").max_affine == DEFAULT_MAX_AFFINE
 
 
 def test_train_command_reports_each_part_and_a_compared_model(tiny_model, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import carried_rows, is_parallel, is_permutable, respects, violated
-from looper.transforms.schedule import Lowered, original
+from looper.ir.schedule import Lowered, original
 
 from conftest import kernel_path
 

@@ -12,7 +12,8 @@ import pytest
 
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
-from looper.search.beam import SearchConfig, beam_search
+from looper.search.beam import beam_search
+from looper.search.policy import SearchPolicy
 
 from conftest import KERNELS, kernel_path
 from helpers import HashScores, differential
@@ -24,7 +25,7 @@ SAMPLE = 20
 def test_search_candidates_compute_the_original(kernel, tmp_path):
     program = parse_file(kernel_path(kernel), "MINI")
     deps = compute_dependences(program)
-    result = beam_search(program, deps, HashScores(seed=1), SearchConfig(beam=3, max_affine=3))
+    result = beam_search(program, deps, HashScores(seed=1), SearchPolicy(beam=3, max_affine=3))
     legal = [e.schedule for e in result.evaluated if e.schedule.steps]
     assert legal, "the search found no legal candidate at all"
     rng = random.Random(kernel)

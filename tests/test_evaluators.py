@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from looper.lang.parse import parse_file
 from looper.search.evaluators import ExecutionEvaluator
-from looper.transforms.primitives import Fuse, Interchange
+from looper.transforms import Fuse, Interchange
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
@@ -43,7 +43,8 @@ def test_rounding_is_only_an_excuse_where_the_original_depends_on_it():
     ev = ExecutionEvaluator(p, repeats=1, threads=2, memoize=False)
     try:
         ev.evaluate(p, [legal])  # writes the reference outputs
-        assert ev._same_without_fma(p, legal, 10.0) is False and ev.fma_sensitive is False
+        assert ev.reference.same_without_fma(legal.lowered, 10.0) is False
+        assert ev.reference.fma_sensitive is False
     finally:
         ev.close()
 
@@ -89,13 +90,14 @@ def test_interleaved_timing(tmp_path):
 
 def test_hybrid_verification_checks_then_times_interleaved():
     from looper.poly.deps import compute_dependences
-    from looper.search.beam import SearchConfig, beam_search
+    from looper.search.beam import beam_search
+    from looper.search.policy import SearchPolicy
     from looper.search.hybrid import verify_top
     from looper.search.simplify import drop_idle_enablers
     from helpers import HashScores
     p = parse_file(kernel_path("jacobi_1d"), "SMALL")
     d = compute_dependences(p)
-    result = beam_search(p, d, HashScores(3), SearchConfig(beam=2, max_affine=2))
+    result = beam_search(p, d, HashScores(3), SearchPolicy(beam=2, max_affine=2))
     ev = ExecutionEvaluator(p, repeats=2, threads=2, memoize=False)
     try:
         out, verified = verify_top(p, result, 3, ev, d, rounds=2)
@@ -119,7 +121,6 @@ class _StructureModel:
     """A fake model: sure of a score per loop structure (`base`, of the step kinds), varying
     little within it (tiles, unrolls, parallel loops add a bit)."""
     name = "fake-model"
-    predicts = True
 
     def __init__(self, base):
         self.base = base
@@ -141,8 +142,8 @@ def _likes_interchanged_tiles():
 
 def _dislikes_original_loops():
     """Sure that any restructuring beats the original loops, however refined."""
-    from looper.search.beam import REFINEMENTS
-    return _StructureModel(lambda kinds: 1.1 if all(k in REFINEMENTS for k in kinds)
+    from looper.transforms import TRANSFORMS
+    return _StructureModel(lambda kinds: 1.1 if all(TRANSFORMS.by_kind(k).refines for k in kinds)
                            else 2.0 + 0.01 * len(kinds))
 
 
@@ -150,11 +151,12 @@ def test_hybrid_measures_distinct_structures_first():
     """The model's k best are one structure in k tile/unroll variants; hybrid measures the best
     of each structure before a second variant of any."""
     from looper.poly.deps import compute_dependences
-    from looper.search.beam import SearchConfig, beam_search
+    from looper.search.beam import beam_search
+    from looper.search.policy import SearchPolicy
     from looper.search.hybrid import structure, top_candidates
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
-    result = beam_search(p, d, _likes_interchanged_tiles(), SearchConfig(beam=3, max_affine=1))
+    result = beam_search(p, d, _likes_interchanged_tiles(), SearchPolicy(beam=3, max_affine=1, drop_idle_enablers=True))
     naive = sorted((e for e in result.evaluated if e.schedule.steps), key=lambda e: -e.score.speedup)[:4]
     assert len({structure(e.schedule) for e in naive}) == 1  # what the old top-k measured
     cands = top_candidates(result, 4, d)
@@ -171,10 +173,11 @@ def test_search_refines_the_original_loops_beside_its_beam():
     """The beam is all restructurings; the original loop structure's best refinement still goes
     on to the next level (it used to be the bare original: its tiling had no parallel loop)."""
     from looper.poly.deps import compute_dependences
-    from looper.search.beam import SearchConfig, beam_search, keeps_original_structure
+    from looper.search.beam import beam_search, keeps_original_structure
+    from looper.search.policy import SearchPolicy
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
-    result = beam_search(p, d, _dislikes_original_loops(), SearchConfig(beam=1, max_affine=1))
+    result = beam_search(p, d, _dislikes_original_loops(), SearchPolicy(beam=1, max_affine=1, drop_idle_enablers=True))
     assert result.best.steps and any(t.kind == "interchange" for t in result.best.steps)
     plain = [[t.kind for t in e.schedule.steps] for e in result.evaluated
              if keeps_original_structure(e.schedule)]
@@ -187,11 +190,12 @@ def test_hybrid_always_measures_the_original_loops_refined():
     restructurings are predicted faster (LARGE fdtd-2d: five fusions predicted 3.9x measured
     1.5x, the parallelized original 3.6x)."""
     from looper.poly.deps import compute_dependences
-    from looper.search.beam import SearchConfig, beam_search, keeps_original_structure
+    from looper.search.beam import beam_search, keeps_original_structure
+    from looper.search.policy import SearchPolicy
     from looper.search.hybrid import structure, top_candidates
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
-    result = beam_search(p, d, _dislikes_original_loops(), SearchConfig(beam=3, max_affine=1))
+    result = beam_search(p, d, _dislikes_original_loops(), SearchPolicy(beam=3, max_affine=1, drop_idle_enablers=True))
     best_plain = max((e for e in result.evaluated if e.schedule.steps
                       and keeps_original_structure(e.schedule)), key=lambda e: e.score.speedup)
     restructured = {structure(e.schedule) for e in result.evaluated
@@ -207,7 +211,7 @@ def test_hybrid_always_measures_the_original_loops_refined():
 def test_check_runs_each_candidate_once_and_memoizes_nothing(tmp_path, monkeypatch):
     """Hybrid's check: right and wrong told apart in one run each; the memo is left alone (its
     entries hold `repeats` runs); evaluate still measures and memoizes as before."""
-    import looper.search.evaluators as E
+    import looper.runtime.run as E
     from looper.runtime.measurements import MeasurementStore
     p = parse_file(kernel_path("jacobi_1d"), "MINI")
     fused = Schedule(p).then(Fuse(("S0",), ("S1",), 3, (1,)))
@@ -222,10 +226,10 @@ def test_check_runs_each_candidate_once_and_memoizes_nothing(tmp_path, monkeypat
         assert right.status in ("ok", "slow") and len(right.times) == 1
         assert bad.status == "wrong" and bad.speedup is None
         assert runs and set(runs) == {1}
-        assert store.get(ev._key(ev._code(fused))) is None
+        assert store.get(ev.memo_key(fused)) is None
         assert ev.repeats == 3 and ev.store is store
         measured = ev.evaluate(p, [fused])[0]
-        assert measured.status in ("ok", "slow") and store.get(ev._key(ev._code(fused))) is not None
+        assert measured.status in ("ok", "slow") and store.get(ev.memo_key(fused)) is not None
         assert runs[-1] == 4
     finally:
         ev.close()
@@ -234,7 +238,7 @@ def test_check_runs_each_candidate_once_and_memoizes_nothing(tmp_path, monkeypat
 def test_schedules_that_print_the_same_code_are_timed_once(monkeypatch):
     """time_together builds one kernel per distinct C text: the original given as an answer gets
     the original's own times (speedup exactly 1), not a second copy's alignment luck."""
-    import looper.search.evaluators as E
+    import looper.runtime.run as E
     p = parse_file(kernel_path("jacobi_1d"), "MINI")
     fused = Schedule(p).then(Fuse(("S0",), ("S1",), 3, (1,)))
     seen = []
@@ -281,7 +285,7 @@ def test_time_limits_allow_for_setup_even_when_the_memo_answered_everything(tmp_
     answered every candidate (no run yet), interleaved timing runs the original first."""
     from looper.lang.parse import parse_source
     from looper.runtime.measurements import MeasurementStore
-    from looper.transforms.primitives import Parallelize
+    from looper.transforms import Parallelize
 
     p = parse_source(SLOW_INIT, "slow_init.py", "DEFAULT")
     par = Schedule(p).then(Parallelize(((("S0",), 1),)))
@@ -289,15 +293,15 @@ def test_time_limits_allow_for_setup_even_when_the_memo_answered_everything(tmp_
     first = ExecutionEvaluator(p, repeats=1, threads=1, store=store, min_timeout=0.01)
     try:
         assert first.evaluate(p, [par])[0].status in ("ok", "slow")
-        assert first.overhead > 20 * first.baseline  # the O(N^3) init against an O(N) kernel
+        assert first.limits.overhead > 20 * first.baseline  # the O(N^3) init against an O(N) kernel
     finally:
         first.close()
     again = ExecutionEvaluator(p, repeats=1, threads=1, store=store, min_timeout=0.01)
     try:
         assert again.evaluate(p, [par])[0].status in ("ok", "slow") and again.measured == 0
-        assert again.overhead is None  # nothing ran: the memo had the original and the candidate
+        assert again.limits.overhead is None  # nothing ran: the memo had the original and the candidate
         original, [(speedup, times)] = again.time_together(p, [par], rounds=2)
-        assert again.overhead > 20 * again.baseline
+        assert again.limits.overhead > 20 * again.baseline
         assert speedup is not None and len(original) == len(times) == 2
     finally:
         again.close()
@@ -308,13 +312,14 @@ def test_exploring_search_refines_orders_the_beam_drops():
     and are then refined, so a poor loop order gets parallelized and tiled and measured (what a
     model-guided search visits); the walk is seeded, so a rerun explores the same candidates."""
     from looper.poly.deps import compute_dependences
-    from looper.search.beam import SearchConfig, beam_search
+    from looper.search.beam import beam_search
+    from looper.search.policy import SearchPolicy
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
     dislikes = _StructureModel(lambda kinds: 0.5 if "interchange" in kinds else 1.5)
 
     def search(explore, seed=0):
-        return beam_search(p, d, dislikes, SearchConfig(beam=1, max_affine=2, explore=explore, seed=seed))
+        return beam_search(p, d, dislikes, SearchPolicy(beam=1, max_affine=2, explore=explore, seed=seed))
 
     def refined_interchanges(result):
         return [e.description for e in result.evaluated
@@ -342,13 +347,14 @@ def test_guided_exploration_measures_what_the_guide_would_choose():
     measurement that dislikes them, so the interchanges the beam drops are refined and measured
     (the gap a model-guided search falls into), and the search's answer stays the measured best."""
     from looper.poly.deps import compute_dependences
-    from looper.search.beam import SearchConfig, beam_search
+    from looper.search.beam import beam_search
+    from looper.search.policy import SearchPolicy
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
     dislikes = _StructureModel(lambda kinds: 0.5 if "interchange" in kinds else 1.5)
     likes = _StructureModel(lambda kinds: 2.0 if "interchange" in kinds else 1.0)
-    base = beam_search(p, d, dislikes, SearchConfig(beam=1, max_affine=1))
-    guided = beam_search(p, d, dislikes, SearchConfig(beam=1, max_affine=1, explore=2, explore_guide=likes))
+    base = beam_search(p, d, dislikes, SearchPolicy(beam=1, max_affine=1, drop_idle_enablers=True))
+    guided = beam_search(p, d, dislikes, SearchPolicy(beam=1, max_affine=1, explore=2, explore_guide=likes))
     refined = [e for e in guided.evaluated
                if {"interchange", "parallelize", "tile", "unroll"} <= {t.kind for t in e.schedule.steps}]
     assert refined

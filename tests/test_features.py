@@ -9,8 +9,9 @@ from looper.costmodel.features import (
 )
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
-from looper.search.beam import SearchConfig, beam_search
-from looper.transforms.primitives import Distribute, Interchange, Parallelize, Tile, Unroll
+from looper.search.beam import beam_search
+from looper.search.policy import SearchPolicy
+from looper.transforms import Distribute, Interchange, Parallelize, Tile, Unroll
 from looper.transforms.schedule import Schedule
 
 from conftest import KERNELS, kernel_path
@@ -22,7 +23,7 @@ def test_every_kernel_featurizes_with_its_search_candidates(kernel):
     program = parse_file(kernel_path(kernel), "LARGE")
     info = ProgramInfo(program)
     deps = compute_dependences(program)
-    result = beam_search(program, deps, HashScores(2), SearchConfig(beam=2, max_affine=1))
+    result = beam_search(program, deps, HashScores(2), SearchPolicy(beam=2, max_affine=1))
     for e in result.evaluated[:40]:
         f = featurize(e.schedule, info)
         assert len(f.comps) == len(program.statements)

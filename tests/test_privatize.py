@@ -10,9 +10,8 @@ from looper.codegen.harness import program_c
 from looper.lang.parse import parse_file, parse_source
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_step
-from looper.transforms.primitives import Parallelize
+from looper.transforms import Parallelize
 from looper.transforms.schedule import Schedule
-from looper.transforms.tree import loop_tree
 
 from conftest import kernel_path
 from helpers import differential
@@ -46,7 +45,7 @@ def test_deriche_row_filters_are_parallel(tmp_path):
     p = parse_file(kernel_path("deriche"), "MINI")
     d = compute_dependences(p)
     s = Schedule(p)
-    nests = [l for l in loop_tree(s.lowered).nests if len(l.statements) > 1]
+    nests = [l for l in s.lowered.tree.nests if len(l.statements) > 1]
     steps = [Parallelize(((tuple(sorted(n.statements)), n.row),)) for n in nests]
     for step in steps:
         assert check_step(d, s.lowered, step, s.then(step).lowered) is None
@@ -96,7 +95,7 @@ def _parallelize_loop_of(source: str, stmt: str):
     """The program, the step parallelizing the loop around `stmt`, and why it is illegal (None: legal)."""
     p = parse_source(source, "scalars.py", "MINI")
     s = Schedule(p)
-    loop = next(l for l in loop_tree(s.lowered).loops() if stmt in l.statements)
+    loop = next(l for l in s.lowered.tree.loops() if stmt in l.statements)
     step = Parallelize(((tuple(sorted(loop.statements)), loop.row),))
     return p, s.then(step), check_step(compute_dependences(p), s.lowered, step, s.then(step).lowered)
 

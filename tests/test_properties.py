@@ -9,10 +9,10 @@ from looper.datagen.synth import synth_program
 from looper.lang.parse import parse_source
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_step, is_parallel, respects
-from looper.search.beam import SearchConfig, beam_search
+from looper.search.beam import beam_search
+from looper.search.policy import SearchPolicy
 from looper.search.candidates import generate, level_plan
 from looper.transforms.schedule import Schedule
-from looper.transforms.tree import loop_tree
 
 from helpers import HashScores, differential
 
@@ -36,8 +36,7 @@ def test_random_legal_sequences_compute_the_original(seed, data, tmp_path_factor
             cands = generate(level, s, deps)
             if not cands or data.draw(st.booleans(), label=f"skip {level}"):
                 continue
-            cand = data.draw(st.sampled_from(cands), label=level)
-            steps = cand if isinstance(cand, tuple) else (cand,)
+            steps = data.draw(st.sampled_from(cands), label=level)
             nxt, ok = s, True
             for step in steps:
                 after = nxt.then(step)
@@ -60,11 +59,11 @@ def test_random_legal_sequences_compute_the_original(seed, data, tmp_path_factor
 def test_search_never_emits_an_illegal_schedule(seed):
     program = _program(seed)
     deps = compute_dependences(program)
-    result = beam_search(program, deps, HashScores(seed), SearchConfig(beam=2, max_affine=2))
+    result = beam_search(program, deps, HashScores(seed), SearchPolicy(beam=2, max_affine=2))
     for e in result.evaluated:
         L = e.schedule.lowered
         assert respects(deps, L), e.description
-        tree = loop_tree(L)
+        tree = L.tree
         for loop in tree.loops():
             if any((s, loop.row) in L.parallel for s in loop.statements):
                 assert is_parallel(deps, L, loop.row, set(loop.statements)), e.description

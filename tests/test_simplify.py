@@ -7,9 +7,10 @@ from looper.ir.program import Program
 from looper.lang.parse import parse_source
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_schedule
-from looper.search.beam import Score, SearchConfig, beam_search
+from looper.search.beam import Score, beam_search
+from looper.search.policy import SearchPolicy, policy_for
 from looper.search.simplify import drop_idle_enablers
-from looper.transforms.primitives import Interchange, Parallelize, Reverse, Skew, Tile, Unroll
+from looper.transforms import Interchange, Parallelize, Reverse, Skew, Tile, Unroll
 from looper.transforms.schedule import Schedule
 
 from helpers import differential
@@ -75,7 +76,6 @@ class LikesReversals:
     """A 'model' that credits every reversal with a 10% gain, as the cost model sometimes does."""
 
     name = "model"
-    predicts = True
 
     def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
         return [Score(1.1 ** sum(isinstance(t, Reverse) for t in s.steps)
@@ -86,9 +86,9 @@ class LikesReversals:
 def test_model_guided_answer_drops_idle_reversals(tmp_path):
     p, d = _program()
     cfg = dict(beam=3, max_affine=3, max_fusion=0)
-    kept = beam_search(p, d, LikesReversals(), SearchConfig(**cfg, drop_idle_enablers=False)).best
+    kept = beam_search(p, d, LikesReversals(), SearchPolicy(**cfg, drop_idle_enablers=False)).best
     assert sum(isinstance(t, Reverse) for t in kept.steps) >= 2
-    best = beam_search(p, d, LikesReversals(), SearchConfig(**cfg)).best
+    best = beam_search(p, d, LikesReversals(), policy_for("model", **cfg)).best
     assert check_schedule(d, best) is None
     assert best.steps and len(best.steps) < len(kept.steps)
     for k, t in enumerate(best.steps):  # every reversal left is needed by what follows it
@@ -101,8 +101,6 @@ class SlightlyBetter:
     """A 'model' that predicts every transformed schedule 1-4% faster than the original."""
 
     name = "model"
-    predicts = True
-    min_answer_gain = 0.05
 
     def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
         return [Score(1.0 + 0.01 * min(len(s.steps), 4)) for s in schedules]
@@ -110,10 +108,7 @@ class SlightlyBetter:
 
 def test_model_answer_must_beat_the_original_by_its_margin():
     p, d = _program()
-    cfg = SearchConfig(beam=2, max_affine=2, max_fusion=0)
+    cfg = policy_for("model", beam=2, max_affine=2, max_fusion=0)
+    assert cfg.min_answer_gain == 0.05
     assert not beam_search(p, d, SlightlyBetter(), cfg).best.steps
-    SlightlyBetter.min_answer_gain = 0.02
-    try:
-        assert len(beam_search(p, d, SlightlyBetter(), cfg).best.steps) >= 3
-    finally:
-        SlightlyBetter.min_answer_gain = 0.05
+    assert len(beam_search(p, d, SlightlyBetter(), cfg.with_(min_answer_gain=0.02)).best.steps) >= 3

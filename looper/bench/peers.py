@@ -27,11 +27,12 @@ import islpy as isl
 from ..codegen.ast import PARALLEL_LOOP, kernel_body_from_ast
 from ..codegen.harness import KernelCode, program_c
 from ..ir.program import Program
-from ..lang.errors import LooperError
+from ..errors import LooperError
 from ..poly.deps import compute_dependences
 from ..poly.legality import innermost_is_parallel
 from ..runtime.compile import OPT_FLAGS, Binary, CompileError, compile_c
-from ..transforms.schedule import Schedule, original
+from ..ir.schedule import original
+from ..transforms.schedule import Schedule
 
 BASE_FLAGS = ("-O3", "-march=native")
 POLLY_CC = ("clang-19", "clang")

@@ -27,7 +27,6 @@ from ..poly.legality import check_schedule
 from ..runtime.compile import EXACT_FLAGS
 from ..runtime.machine import cpu_model, load_average
 from ..runtime.run import Interleaved, run_binary, status_line, time_interleaved
-from ..search.beam import SearchConfig, beam_search
 from ..transforms.schedule import Schedule
 from . import peers
 
@@ -82,32 +81,21 @@ class BenchConfig:
 def kernel_file(name: str) -> Path:
     path = KERNEL_DIR / f"{name.replace('-', '_')}.py"
     if not path.exists():
-        from ..lang.errors import LooperUsageError
+        from ..errors import LooperUsageError
         raise LooperUsageError(f"no PolyBench kernel '{name}' (known: {', '.join(ALL_KERNELS)})")
     return path
 
 
 def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -> tuple[Schedule, float]:
-    """looper's answer for one program: the search with the requested evaluator."""
-    from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
+    """looper's answer for one program: the search with the requested evaluator.  Hybrid only
+    has to rank the model's 5 best (the bench times the winner itself, with --repeat runs): one
+    timed run after the checked warm-up halves its cost at LARGE."""
+    from ..search.factory import search_from_options
     deps = compute_dependences(program)
     t0 = time.perf_counter()
-    measure = None
-    if evaluator in ("measure", "hybrid"):
-        # hybrid only has to rank the model's 5 best (the bench times the winner itself, with
-        # --repeat runs): one timed run after the checked warm-up halves its cost at LARGE
-        measure = ExecutionEvaluator(program, threads=threads, repeats=1 if evaluator == "hybrid" else 3)
-    try:
-        if evaluator == "measure":
-            result = beam_search(program, deps, measure, SearchConfig(beam=beam))
-        else:
-            result = beam_search(program, deps, ModelEvaluator(program), SearchConfig(beam=beam))
-            if evaluator == "hybrid":
-                from ..search.hybrid import verify_top
-                result, _ = verify_top(program, result, 5, measure, deps)
-    finally:
-        if measure is not None:
-            measure.close()
+    search = search_from_options(program, evaluator, beam=beam, threads=threads,
+                                 repeats=1 if evaluator == "hybrid" else 3)
+    result = search.run(deps)
     return result.best, time.perf_counter() - t0
 
 

@@ -1,7 +1,8 @@
 """isl AST -> cgen nodes: loops, guards, OpenMP and unroll pragmas, statement bodies.
 
 isl builds the loop structure from the lowered schedule; this module only prints it.  A `for`
-whose iterator is `c{k}` implements schedule row k, which is how annotations find their loops.
+implements the schedule row its iterator is named after (`ir.rows.row_of_iterator`), which is
+how annotations find their loops.
 """
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import islpy as isl
 from ..ir.program import Program
 from ..poly.legality import privatizable
 from ..poly.privatize import scalar_flows
-from ..transforms.schedule import Lowered
-from ..transforms.tree import loop_tree
+from ..ir.rows import row_of_iterator
+from ..ir.schedule import Lowered, original
 from .balance import cyclic_chunk
 from .cexpr import c_assign, c_name
 
@@ -117,14 +118,14 @@ class KernelPrinter:
         self.iterators.add(it)
         if n.for_is_degenerate():
             return [cgen.Statement(f"{it} = {init}")] + self.node(n.for_get_body())
-        row = int(it[1:])
+        row = row_of_iterator(it)
         stmts = _statements(n)
         pragmas: list[cgen.Generable] = []
         # rows name this schedule's loops only (an annotated AST of isl's scheduler has others)
         ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
         parallel = self.in_parallel == 0 and (_annotation(n) == PARALLEL_LOOP or ours)
         if parallel:
-            inner = sorted(_iterators(n.for_get_body()), key=lambda x: int(x[1:]))
+            inner = sorted(_iterators(n.for_get_body()), key=row_of_iterator)
             for (r, loop_stmts), scalars in self.private.items():
                 if r == row and stmts <= loop_stmts:
                     inner += [c_name(x) for x in sorted(scalars)]
@@ -166,7 +167,7 @@ def _private_scalars(lowered: Lowered) -> dict[tuple[int, frozenset[str]], set[s
     if not scalars:
         return {}
     out = {}
-    for loop in loop_tree(lowered).loops():
+    for loop in lowered.tree.loops():
         if any((s, loop.row) in lowered.parallel for s in loop.statements):
             found = privatizable(scalars, lowered, loop.row, loop.statements)
             if found:
@@ -212,10 +213,9 @@ def _iterators(n: isl.AstNode) -> set[str]:
 def kernel_body_from_ast(program: Program, ast: isl.AstNode) -> tuple[list[cgen.Generable], list[str]]:
     """Print an AST that isl built from a schedule tree (`for` nodes annotated `PARALLEL_LOOP` get
     `omp parallel for`, unless inside another parallel loop); used for isl's scheduler as a peer."""
-    from ..transforms.schedule import original
     p = KernelPrinter(original(program))
     body = p.node(ast)
-    return body, sorted(p.iterators, key=lambda x: int(x[1:]))
+    return body, sorted(p.iterators, key=row_of_iterator)
 
 
 def kernel_body(lowered: Lowered, balance: bool = True) -> tuple[list[cgen.Generable], list[str]]:
@@ -223,4 +223,4 @@ def kernel_body(lowered: Lowered, balance: bool = True) -> tuple[list[cgen.Gener
     parallel loop with plain `static`, for measuring what balancing gains)."""
     p = KernelPrinter(lowered, balance)
     body = p.body()
-    return body, sorted(p.iterators, key=lambda x: int(x[1:]))
+    return body, sorted(p.iterators, key=row_of_iterator)

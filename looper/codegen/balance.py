@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..transforms.schedule import Lowered
+from ..ir.schedule import Lowered
 
 # largest/smallest sampled work of an iteration beyond which the loop is dealt cyclically
 UNEVEN = 1.25

@@ -1,6 +1,7 @@
 """Printing IR expressions and assignments as C, with minimal but order-preserving parentheses."""
 from __future__ import annotations
 
+from ..ir.rows import is_iterator_name
 from ..ir.program import (
     Affine, Assign, Binary, Bound, Call, Cast, Const, DType, Expr, IterRef, Load, MinMax, Select,
     SizeRef, Unary,
@@ -28,7 +29,7 @@ _ATOM = 9
 
 def c_name(name: str) -> str:
     """The C identifier of a program variable (AST loop iterators are c0, c1, ...: never shadow them)."""
-    if name in C_TAKEN or (name[0] == "c" and name[1:].isdigit()):
+    if name in C_TAKEN or is_iterator_name(name):
         return name + "_"
     return name
 

@@ -18,7 +18,7 @@ from typing import Sequence
 import cgen
 
 from ..ir.program import Array, Assign, DType, Guard, Loop, Node, Program
-from ..transforms.schedule import Lowered
+from ..ir.schedule import Lowered
 from .ast import kernel_body
 from .cexpr import c_assign, c_bound, c_name
 

@@ -21,8 +21,10 @@ import numpy as np
 from ..ir.program import (
     Binary, Call, Cast, Const, DType, Expr, IterRef, Load, Program, Select, SizeRef, Statement, Unary,
 )
-from ..transforms.schedule import Lowered, Row, Schedule
-from ..transforms.tree import loop_tree
+from ..ir.rows import first_statement, nesting_level
+from ..ir.schedule import Lowered, Row
+from ..transforms import Transform
+from ..transforms.schedule import Schedule
 
 FEATURE_VERSION = 3
 
@@ -56,10 +58,13 @@ DTYPES = [d for d in DType]
 OPS = ["load", "const", "iter", "size", "+", "-", "*", "/", "//", "%", "neg", "not", "<", "<=", ">",
        ">=", "==", "!=", "&&", "||", "select", "sqrt", "exp", "pow", "abs", "min", "max", "cast",
        "=", "+=", "-=", "*=", "/="]
-KINDS = ["interchange", "reverse", "skew", "shift", "fuse", "distribute", "parallelize", "tile", "unroll"]
+# One-hot slots of transformation kinds: each transformation class declares its `feature_slot`
+# (interchange 0, reverse 1, skew 2, shift 3, fuse 4, distribute 5, parallelize 6, tile 7,
+# unroll 8), fixed once a model is trained on it.
+KIND_SLOTS = 9
 
 EXPR = Layout([("op", len(OPS)), ("dtype", len(DTYPES)), ("access", 1), ("value", 1)])
-TRANSFORM = Layout([("kind", len(KINDS)), ("levels", 3), ("matrix", 9), ("sizes", 3), ("factor", 1),
+TRANSFORM = Layout([("kind", KIND_SLOTS), ("levels", 3), ("matrix", 9), ("sizes", 3), ("factor", 1),
                     ("shift", 3), ("depth", 1), ("cuts", 1)])
 ACCESS = Layout([("present", 1), ("write", 1), ("buffer", MAX_BUFFERS), ("rank", 1),
                  ("index", MAX_ARRAY_DIMS * (MAX_ITERS + 1)), ("stride", MAX_LOOPS),
@@ -247,15 +252,15 @@ def featurize(schedule: Schedule, info: ProgramInfo | None = None) -> ProgramFea
     program = schedule.program
     info = info or ProgramInfo(program)
     L = schedule.lowered
-    tree = loop_tree(L)
+    tree = L.tree
     comps: list[CompFeatures] = []
     index = {}
     history = _history(schedule)
     for k, st in enumerate(program.statements):
         index[st.name] = k
-        hist = history.get(st.name, [])
+        hist = history.get(st.name) or History()
         key = (st.name, L.rows[st.name], tuple(sorted(r for s, r in L.parallel if s == st.name)),
-               tuple(sorted(u for u in L.unroll if u[0] == st.name)), b"".join(h.tobytes() for h in hist))
+               tuple(sorted(u for u in L.unroll if u[0] == st.name)), hist.key())
         c = info.comp_cache.get(key)
         if c is None:
             if len(info.comp_cache) > 50_000:
@@ -270,7 +275,7 @@ def _node(n, L: Lowered, info: ProgramInfo, index: dict[str, int], level: int):
     if isinstance(n, str):
         return ("comp", index[n])
     v = LOOP.new()
-    st = min(n.statements, key=lambda s: int(s[1:]))
+    st = first_statement(n.statements)
     row = L.rows[st][n.row]
     extent = 0.0
     for s in n.statements:
@@ -294,7 +299,7 @@ def _node(n, L: Lowered, info: ProgramInfo, index: dict[str, int], level: int):
     return ("loop", LoopFeatures(v, children))
 
 
-def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: list[np.ndarray]) -> CompFeatures:
+def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History") -> CompFeatures:
     v = COMP.new()
     program = info.program
     dt = st.body.target.dtype
@@ -347,69 +352,68 @@ def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: list[np.ndarray
             row[ACCESS["inner_stride"]] = slog(abs(strides[len(loops) - 1]))
         row[ACCESS["footprint"]] = slog(math.prod(arr.extent) if arr.rank else 1)
     v[COMP["accesses"]] = acc.ravel()
-    kinds = {KINDS[int(np.argmax(h[TRANSFORM["kind"]]))] for h in history}
-    v[COMP["fused"]] = float("fuse" in kinds)
-    v[COMP["distributed"]] = float("distribute" in kinds)
-    v[COMP["shifted"]] = float("shift" in kinds or any(h[TRANSFORM["shift"]].any() for h in history))
-    v[COMP["skewed"]] = float("skew" in kinds)
-    v[COMP["interchanged"]] = float("interchange" in kinds)
-    v[COMP["reversed"]] = float("reverse" in kinds)
+    flags = history.flags
+    v[COMP["fused"]] = float("fused" in flags)
+    v[COMP["distributed"]] = float("distributed" in flags)
+    v[COMP["shifted"]] = float("shifted" in flags)
+    v[COMP["skewed"]] = float("skewed" in flags)
+    v[COMP["interchanged"]] = float("interchanged" in flags)
+    v[COMP["reversed"]] = float("reversed" in flags)
+    history = history.vectors
     trans = np.stack(history) if history else np.zeros((0, TRANSFORM.width), dtype=np.float32)
     return CompFeatures(v, expr, trans)
 
 
-def _history(schedule: Schedule) -> dict[str, list[np.ndarray]]:
+@dataclass
+class History:
+    """One statement's transformation history: a vector per step that touched it, and the flags
+    those steps set (`Transform.feature_flag`; "shifted" also for a fusion with a shift)."""
+
+    vectors: list[np.ndarray] = field(default_factory=list)
+    flags: set[str] = field(default_factory=set)
+
+    def key(self) -> bytes:
+        return b"".join(h.tobytes() for h in self.vectors)
+
+
+def encode_transform(t: Transform) -> np.ndarray:
+    """One transformation as the TRANSFORM layout (its kind's slot, then its `Encoding`)."""
+    v = TRANSFORM.new()
+    if t.feature_slot is not None:
+        assert t.feature_slot < KIND_SLOTS, f"{t.kind}: feature slot beyond the layout (bump FEATURE_VERSION)"
+        v[TRANSFORM["kind"].start + t.feature_slot] = 1
+    e = t.encoding()
+    at = TRANSFORM["levels"].start
+    for j, r in enumerate(e.rows[:3]):
+        v[at + j] = nesting_level(r) / MAX_LOOPS
+    if e.matrix:
+        m = np.zeros((3, 3))
+        n = len(e.matrix)
+        m[:n, :n] = e.matrix
+        v[TRANSFORM["matrix"]] = m.ravel()
+    for j, z in enumerate(e.sizes[:3]):
+        v[TRANSFORM["sizes"].start + j] = math.log2(z)
+    if e.factor:
+        v[TRANSFORM["factor"]] = math.log2(e.factor)
+    for j, sh in enumerate(e.shifts[:3]):
+        v[TRANSFORM["shift"].start + j] = sh
+    if e.depth:
+        v[TRANSFORM["depth"]] = e.depth
+    if e.cuts:
+        v[TRANSFORM["cuts"]] = e.cuts
+    return v
+
+
+def _history(schedule: Schedule) -> dict[str, History]:
     """Per statement, one vector per transformation that touched it, in order."""
-    out: dict[str, list[np.ndarray]] = {}
-
-    def level(row: int) -> float:
-        return (row - 1) / 2 / MAX_LOOPS
-
+    out: dict[str, History] = {}
     for t in schedule.steps:
-        v = TRANSFORM.new()
-        v[TRANSFORM["kind"].start + KINDS.index(t.kind)] = 1
-        touched: set[str] = set()
-        if t.kind == "interchange":
-            touched = set(t.statements)
-            v[TRANSFORM["levels"].start:TRANSFORM["levels"].start + 2] = [level(t.row_a), level(t.row_b)]
-        elif t.kind in ("reverse", "shift"):
-            touched = set(t.statements)
-            v[TRANSFORM["levels"].start] = level(t.row)
-            if t.kind == "shift":
-                v[TRANSFORM["shift"].start] = t.amount
-        elif t.kind == "skew":
-            touched = set(t.statements)
-            for j, r in enumerate(t.rows):
-                v[TRANSFORM["levels"].start + j] = level(r)
-            m = np.zeros((3, 3))
-            n = len(t.matrix)
-            m[:n, :n] = t.matrix
-            v[TRANSFORM["matrix"]] = m.ravel()
-        elif t.kind == "fuse":
-            touched = set(t.first) | set(t.second)
-            v[TRANSFORM["levels"].start] = level(t.row)
-            v[TRANSFORM["depth"]] = len(t.shifts)
-            for j, s in enumerate(t.shifts[:3]):
-                v[TRANSFORM["shift"].start + j] = s
-        elif t.kind == "distribute":
-            touched = set(t.statements)
-            v[TRANSFORM["levels"].start] = level(t.row)
-            v[TRANSFORM["cuts"]] = len(t.cuts)
-        elif t.kind == "parallelize":
-            for stmts, row in t.loops:
-                touched |= set(stmts)
-            v[TRANSFORM["levels"].start] = level(t.loops[0][1])
-        elif t.kind == "tile":
-            for stmts, rows, sizes in t.bands:
-                touched |= set(stmts)
-            stmts, rows, sizes = t.bands[0]
-            for j, (r, z) in enumerate(zip(rows, sizes)):
-                v[TRANSFORM["levels"].start + j] = level(r)
-                v[TRANSFORM["sizes"].start + j] = math.log2(z)
-        elif t.kind == "unroll":
-            for stmts, row in t.loops:
-                touched |= set(stmts)
-            v[TRANSFORM["factor"]] = math.log2(t.factor)
-        for s in touched:
-            out.setdefault(s, []).append(v.copy())
+        v = encode_transform(t)
+        flags = {t.feature_flag} if t.feature_flag else set()
+        if t.kind == "shift" or any(t.encoding().shifts):
+            flags.add("shifted")
+        for s in t.touched():
+            h = out.setdefault(s, History())
+            h.vectors.append(v.copy())
+            h.flags |= flags
     return out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from ..lang.errors import LooperError
+from ..errors import LooperError
 from .features import FEATURE_VERSION
 from .model import ARCHITECTURE, CostModel, Ensemble
 

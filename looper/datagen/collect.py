@@ -32,7 +32,8 @@ from ..poly.deps import compute_dependences
 from ..runtime.compile import compiler_id
 from ..runtime.machine import cpu_model, load_average
 from ..runtime.measurements import MeasurementStore
-from ..search.beam import SearchConfig, beam_search
+from ..search.beam import beam_search
+from ..search.policy import policy_for
 from ..search.evaluators import ExecutionEvaluator
 from .synth import synth_program
 
@@ -71,7 +72,7 @@ class CollectConfig:
     max_affine: int = 2
     max_fusion: int = 2
     max_per_parent: int = 5
-    explore: int = 0  # SearchConfig.explore: exploration lanes beside the beam
+    explore: int = 0  # SearchPolicy.explore: exploration lanes beside the beam
     explore_model: str | None = None  # weights whose favourites the lanes follow (else a random walk)
     repeats: int = 3
     threads: int = 2
@@ -113,8 +114,8 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
         from ..search.evaluators import ModelEvaluator
         guide = ModelEvaluator(program, *load_model(cfg.explore_model))
     try:
-        result = beam_search(program, deps, ev, SearchConfig(
-            beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion,
+        result = beam_search(program, deps, ev, policy_for(
+            "measure", beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion,
             max_per_parent=cfg.max_per_parent, explore=cfg.explore, explore_guide=guide, seed=seed))
     finally:
         ev.close()
@@ -131,7 +132,7 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
         rows.append(dict(
             common, sequence=json.dumps(e.schedule.to_json()), description=e.description, level=e.level,
             legal=e.rejected is None, reason=e.rejected or (sc.detail if sc else ""),
-            status="illegal" if e.rejected else (sc.status if sc else "unscored"), times=times,
+            status="illegal" if e.rejected else (sc.status.value if sc else "unscored"), times=times,
             speedup=sc.speedup if sc and sc.speedup is not None else float("nan"), spread=spread,
             loadavg=load_average(), created=time.time()))
     return rows

@@ -9,14 +9,12 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import islpy as isl
-
-from ..ir.domain import LoopContext, access_relation, array_extent, statement_domain
+from ..ir.extract import extract_statements
 from ..ir.program import (
-    Access, Affine, Array, Assign, Binary, Bound, Call, Cast, Condition, Const, DType, Expr,
-    Guard, IterRef, Load, Loop, MinMax, Node, Output, Program, Select, SizeRef, Statement, Unary,
+    Affine, Array, Assign, Binary, Bound, Call, Cast, Condition, Const, DType, Expr,
+    Guard, IterRef, Load, Loop, MinMax, Node, Output, Program, Select, SizeRef, Unary,
 )
-from .errors import LooperSyntaxError, LooperUsageError
+from ..errors import LooperSyntaxError, LooperUsageError
 
 SIZE_LABELS = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
 MATH_CALLS = {"sqrt": 1, "exp": 1, "pow": 2, "abs": 1, "min": 2, "max": 2}
@@ -218,12 +216,12 @@ class _Parser:
             scope = _Scope("init")
             init_nodes = self.body(init.body, scope, docstring_ok=True)
             init_locals = scope.locals
-            self.polyhedral(init_nodes, "I", init_locals)
+            extract_statements(init_nodes, {**self.arrays, **init_locals}, self.sizes, self.file, "I")
         scope = _Scope("kernel")
         kernel_nodes = self.body(kernel.body, scope, docstring_ok=True)
         for name, arr in scope.locals.items():
             self.arrays[name] = arr
-        statements = self.polyhedral(kernel_nodes, "S", {})
+        statements = extract_statements(kernel_nodes, self.arrays, self.sizes, self.file)
         if not statements:
             raise self.error(kernel, "the kernel has no statements")
         outputs = self.parse_outputs()
@@ -432,66 +430,6 @@ class _Parser:
         else:
             raise self.error(target, "the target of an assignment is an array element or a scalar")
         return Assign(lhs, op, self.coerce(rhs, lhs.dtype).expr, st.lineno)
-
-    # -- polyhedral extraction --------------------------------------------------------------------
-    def polyhedral(self, nodes: tuple[Node, ...], prefix: str, extra: dict[str, Array]
-                   ) -> list[Statement]:
-        """Walk a body, giving each assignment its domain, accesses and 2d+1 position."""
-        out: list[Statement] = []
-        arrays = {**self.arrays, **extra}
-
-        def visit(seq, loops: list[LoopContext], guards: list[Condition], beta: list[int]):
-            for node in seq:
-                if isinstance(node, Loop):
-                    visit(node.body, loops + [LoopContext(node.var, node.lower, node.upper, node.step)],
-                          guards, beta + [0])
-                    beta[-1] += 1
-                elif isinstance(node, Guard):
-                    visit(node.then, loops, guards + [node.cond], beta)
-                    if node.orelse:
-                        visit(node.orelse, loops, guards + [Condition("not", (node.cond,))], beta)
-                else:
-                    out.append(self.make_statement(f"{prefix}{len(out)}", node, loops, guards,
-                                                   tuple(beta), arrays))
-                    beta[-1] += 1
-
-        visit(nodes, [], [], [0])
-        return out
-
-    def make_statement(self, name: str, node: Assign, loops: list[LoopContext],
-                       guards: list[Condition], beta: tuple[int, ...], arrays: dict[str, Array]
-                       ) -> Statement:
-        iters = tuple(l.var for l in loops)
-        # isl sees positional iterator names (a user's 'mod' or 'floor' would confuse its parser).
-        env = {v: f"i{k}" for k, v in enumerate(iters)}
-        renamed = [LoopContext(env[l.var], _rename(l.lower, env), _rename(l.upper, env), l.step)
-                   for l in loops]
-        conds = [_rename_cond(g, env) for g in guards]
-        try:
-            domain = statement_domain(name, renamed, conds, self.sizes)
-        except isl.Error as e:  # pragma: no cover - the parser only builds valid isl text
-            raise self.error(_Loc(node.line), f"isl rejected the iteration domain: {e}") from None
-        accesses = []
-        loads = [node.target] + [e for e in _loads(node.value)]
-        if node.op != "=":
-            loads.insert(1, node.target)
-        for k, ld in enumerate(loads):
-            idx = tuple(_rename(a, env) for a in ld.index)
-            rel = access_relation(name, tuple(env.values()), domain, ld.array, idx, self.sizes)
-            arr = arrays[ld.array]
-            outside = rel.range().subtract(array_extent(ld.array, arr.extent))
-            if not outside.is_empty():
-                pt = outside.sample_point()
-                coords = [int(pt.get_coordinate_val(isl.dim_type.set, d).to_python())
-                          for d in range(arr.rank)]
-                sub = ", ".join(a.render() for a in ld.index)
-                raise self.error(_Loc(node.line),
-                                 f"access {ld.array}[{sub}] can fall outside the array "
-                                 f"(extent {list(arr.extent)}; e.g. {ld.array}{coords}) at sizes "
-                                 + ", ".join(f"{k}={v}" for k, v in self.sizes.items()))
-            accesses.append(Access(ld.array, ld.index, k == 0, rel))
-        steps = tuple(l.step for l in loops)
-        return Statement(name, iters, steps, beta, domain, node, tuple(accesses))
 
     # -- affine forms ------------------------------------------------------------------------------
     def affine(self, node: ast.expr, iterators: set[str], what: str) -> Affine:
@@ -711,14 +649,6 @@ class _Parser:
         return _Typed(_retype(t.expr, dt), False)
 
 
-class _Loc:
-    """A stand-in AST position for errors raised after parsing (line only)."""
-
-    def __init__(self, line: int):
-        self.lineno = line
-        self.col_offset = 0
-
-
 def _weak_target(weak: DType, other: DType) -> DType:
     if weak.is_float and not other.is_float:
         return DType.F64
@@ -747,22 +677,3 @@ def _int_literal(node: ast.expr) -> int | None:
         v = _int_literal(node.operand)
         return None if v is None else -v
     return None
-
-
-def _loads(e: Expr):
-    from ..ir.program import walk
-    for x in walk(e):
-        if isinstance(x, Load):
-            yield x
-
-
-def _rename(b, env: dict[str, str]):
-    if isinstance(b, Affine):
-        return Affine(tuple(sorted((env.get(n, n), c) for n, c in b.terms)), b.const)
-    return MinMax(b.op, tuple(_rename(a, env) for a in b.args))
-
-
-def _rename_cond(c: Condition, env: dict[str, str]) -> Condition:
-    if c.op == "cmp":
-        return Condition("cmp", tuple(_rename(a, env) for a in c.args), c.cmp)
-    return Condition(c.op, tuple(_rename_cond(a, env) for a in c.args), c.cmp)

@@ -14,7 +14,7 @@ from functools import cached_property
 import islpy as isl
 
 from ..ir.program import Program
-from ..transforms.schedule import original
+from ..ir.schedule import original
 from .privatize import ScalarFlow, scalar_flows
 from .relations import split_by_statements
 

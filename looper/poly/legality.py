@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..transforms.schedule import Lowered
+from ..ir.looptree import IllFormed
+from ..ir.schedule import Lowered, original
 from .deps import Dependences
 from .relations import maps_of
 from .privatize import ScalarFlow
@@ -182,79 +183,42 @@ def min_distance(deps: isl.UnionMap, lowered: Lowered, row: int) -> int | None:
     return int(v.to_python())
 
 
-def check_step(deps: Dependences, before: Lowered, step, after: Lowered, explain: bool = True) -> str | None:
-    """Why applying `step` is illegal (None when it is legal).  Every candidate passes here.
+def order_violation(deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
+    """Why `after` breaks a dependence that `before` kept (None: it keeps them all).  The legality
+    obligation of every step that moves statement instances in time (fusion, affine).
 
-    With `explain`, a fusion or affine step that breaks dependences names (up to three of) them;
-    finding them costs about as much as the check itself, so the search asks only under --explain."""
-    from ..transforms.tree import IllFormed, loop_tree
+    Only dependences with an end among the statements whose schedule changed can break: the
+    others keep their relative order (deriche, 47 statements: 36 -> a few ms a check).  With
+    `explain`, up to three broken dependences are named; finding them costs about as much as the
+    check itself, so the search asks only under --explain."""
+    changed = {s for s in after.rows if after.rows[s] != before.rows[s]}
+    if not changed:
+        return None
+    near = deps.touching(changed)
+    rel = near["flow"].union(near["anti"]).union(near["output"])
+    if respects(rel, after):
+        return None
+    if not explain:
+        return "breaks a dependence"
+    broken = violated(near, after)
+    return "breaks " + (", ".join(broken) if broken else "a dependence")
+
+
+def check_step(deps: Dependences, before: Lowered, step, after: Lowered, explain: bool = True) -> str | None:
+    """Why applying `step` to `before` (giving `after`) is illegal, None when it is legal: the
+    rows must form a loop tree, then the step's own obligations (`Transform.check`) must hold.
+    Every candidate passes here before any evaluator sees it."""
     try:
-        tree_after = loop_tree(after)
+        after.tree
     except IllFormed as e:
         return f"ill-formed loop structure ({e})"
-    level = step.level
-    if level in ("fusion", "affine"):
-        # only dependences with an end among the statements whose schedule changed can break:
-        # the others keep their relative order (deriche, 47 statements: 36 -> a few ms a check)
-        changed = {s for s in after.rows if after.rows[s] != before.rows[s]}
-        if not changed:
-            return None
-        near = deps.touching(changed)
-        rel = near["flow"].union(near["anti"]).union(near["output"])
-        if respects(rel, after):
-            return None
-        if not explain:
-            return "breaks a dependence"
-        broken = violated(near, after)
-        return "breaks " + (", ".join(broken) if broken else "a dependence")
-    if level == "parallel":
-        marked = {(s, r) for s, r in before.parallel}
-        for stmts, row in step.loops:
-            loop = tree_after.find(row, stmts)
-            if loop is None:
-                return f"no loop at row {row} over {','.join(stmts)}"
-            outer = [l for l in tree_after.enclosing(loop)]
-            inner = [l for l in loop.walk() if l is not loop]
-            if any((s, l.row) in marked for l in outer + inner for s in l.statements):
-                return "nested inside (or around) a loop that is already parallel"
-            if not is_parallel(deps, after, row, set(stmts)):
-                return f"loop at row {row} carries a dependence"
-            marked |= {(s, row) for s in stmts}
-        return None
-    if level == "tile":
-        tree_before = loop_tree(before)
-        for stmts, rows, _sizes in step.bands:
-            top = tree_before.find(rows[0], stmts)
-            if top is None:
-                return f"no loop at row {rows[0]} over {','.join(stmts)}"
-            chain = [l.row for l in tree_before.chain(top)]
-            if list(rows) != chain[:len(rows)]:
-                return "the band is not perfectly nested"
-            if not is_permutable(deps, before, list(rows), set(stmts)):
-                return "the band is not permutable (a dependence goes backwards in it)"
-        # parallel loops of a tiled band now sit on tile loops: they must still carry nothing
-        tiled = {s for stmts, _r, _z in step.bands for s in stmts}
-        for loop in tree_after.loops():
-            if loop.statements & tiled and any((s, loop.row) in after.parallel for s in loop.statements):
-                if not is_parallel(deps, after, loop.row, set(loop.statements)):
-                    return "a parallel loop of the band would carry a dependence once tiled"
-        return None
-    if level == "unroll":
-        for stmts, row in step.loops:
-            loop = tree_after.find(row, stmts)
-            if loop is None or not loop.is_innermost:
-                return f"loop at row {row} is not an innermost loop"
-            if any((s, row) in before.parallel for s in stmts):
-                return "the loop is parallel: gcc cannot unroll an OpenMP loop by pragma"
-        return None
-    return f"unknown level {level}"
+    return step.check(deps, before, after, explain)
 
 
 def check_schedule(deps: Dependences, schedule) -> str | None:
     """Why a whole transformation sequence is illegal for its program (None: every step is
     legal).  Replays the steps as the search applied them, e.g. to re-check a sequence found at
     one size on the same program at another size."""
-    from ..transforms.schedule import original
     L = original(schedule.program)
     for step in schedule.steps:
         after = step.apply(L)

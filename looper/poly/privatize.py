@@ -18,6 +18,7 @@ from functools import lru_cache
 import islpy as isl
 
 from ..ir.program import Program
+from ..ir.schedule import original
 from .relations import maps_of, split_by_statements
 
 
@@ -43,7 +44,6 @@ class ScalarFlow:
 @lru_cache(maxsize=64)
 def scalar_flows(program: Program) -> dict[str, ScalarFlow]:
     """Per kernel-local scalar that some statement writes, its dataflow (once per program)."""
-    from ..transforms.schedule import original
     names = sorted(a.name for a in program.arrays.values() if a.role == "local" and a.rank == 0)
     writers: dict[str, set[str]] = {}
     for st in program.statements:

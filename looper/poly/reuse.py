@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..transforms.schedule import Lowered
+from ..ir.schedule import Lowered
 
 # how far apart (in iterations of the innermost fused loop) two accesses may be and still count as
 # reuse: a stencil's consumer reads what its producer wrote one or two iterations before

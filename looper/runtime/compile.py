@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..lang.errors import LooperError
+from ..errors import LooperError
 
 OPT_FLAGS = ("-O3", "-march=native", "-fopenmp")
 EXACT_FLAGS = ("-ffp-contract=off",)  # no FMA contraction: outputs comparable bit for bit

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .compile import cache_dir
+from .status import Status
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS measurements (
@@ -37,14 +38,20 @@ CREATE TABLE IF NOT EXISTS measurements (
 
 @dataclass
 class Measurement:
-    status: str  # ok | slow | timeout | crash | wrong | compile-error
+    """One candidate's measurement as the memo keeps it."""
+
+    status: Status
     times: list[float] = field(default_factory=list)
     cutoff: float = 0.0
     detail: str = ""
     loadavg: float = -1.0
 
+    def __post_init__(self):
+        self.status = Status(self.status)
+
 
 def measurement_key(*parts: str) -> str:
+    """The memo key of everything a time depends on (program, C, compiler, flags, CPU, ...)."""
     h = hashlib.sha256()
     for p in parts:
         h.update(p.encode())
@@ -53,6 +60,8 @@ def measurement_key(*parts: str) -> str:
 
 
 class MeasurementStore:
+    """The memo: measurements by key, in SQLite (WAL: several processes may share one file)."""
+
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path else cache_dir() / "measurements.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,7 +81,7 @@ class MeasurementStore:
             flags: str, cpu: str, threads: int) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO measurements VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (key, program, size, schedule, m.status, json.dumps(m.times), m.cutoff, m.detail, compiler,
+            (key, program, size, schedule, m.status.value, json.dumps(m.times), m.cutoff, m.detail, compiler,
              flags, cpu, threads, m.loadavg, time.time()))
         self.db.commit()
 

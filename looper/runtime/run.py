@@ -1,6 +1,7 @@
 """Running generated programs: timeouts, repeated timing, and PolyBench dump parsing/comparison."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -9,6 +10,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
+
+from .machine import load_average
+from .measurements import Measurement
+from .status import Status
 
 _SECTION = re.compile(r"begin dump: (\S+)(.*?)end\s+dump: \1", re.S)
 
@@ -122,6 +127,45 @@ def time_interleaved(runs: Sequence[tuple[Path | str, int]], rounds: int, thread
             out[k].times.append(t)
             counts.setdefault(k, max(1, min(MAX_PER_PROCESS, math.ceil(AUTO_SECONDS / max(t, 1e-6)))))
     return out
+
+
+@dataclass
+class Runner:
+    """Runs built variants and says what became of each run (`Measurement`).  Every timed run
+    holds `timing_lock` (datagen's workers share one machine: one timing at a time)."""
+
+    threads: int | None = None
+    timing_lock: Callable = contextlib.nullcontext
+
+    def run(self, binary: Path, variant: int, repeats: int, mode: str = "-", timeout: float | None = None,
+            cutoff: float = 0.0) -> RunResult:
+        """`repeats` runs of one variant in one process (no interpretation)."""
+        with self.timing_lock():
+            return run_binary(binary, variant, repeats, timeout=timeout, threads=self.threads,
+                              mode=mode, cutoff=cutoff)
+
+    def measure(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float,
+                repeats: int) -> Measurement:
+        """One warm-up run that also checks (or saves) outputs per `mode`, then `repeats` timed
+        runs; the first run alone when it is slower than `cutoff`."""
+        res = self.run(binary, variant, repeats + 1, mode, timeout, cutoff)
+        load = load_average()
+        if res.timed_out:
+            return Measurement(Status.TIMEOUT, res.times, timeout, f"no result within {timeout:.1f} s", load)
+        if res.returncode == 4:
+            bad = status_line(res.stdout, "CHECK")
+            return Measurement(Status.WRONG, res.times, cutoff, f"{bad} output values differ from the original", load)
+        if not res.ok:
+            return Measurement(Status.CRASH, res.times, cutoff, res.describe_failure(), load)
+        if status_line(res.stdout, "CUTOFF") is not None:
+            return Measurement(Status.SLOW, res.times[:1], cutoff, f"first run slower than {cutoff:.3g} s", load)
+        return Measurement(Status.OK, res.times[1:] or res.times, cutoff, "", load)
+
+    def interleaved(self, runs: Sequence[tuple[Path | str, int]], rounds: int, timeout=None,
+                    per_process: int | None = 1) -> list[Interleaved]:
+        """`time_interleaved` under the timing lock."""
+        with self.timing_lock():
+            return time_interleaved(runs, rounds, threads=self.threads, timeout=timeout, per_process=per_process)
 
 
 def _times(stdout: str) -> list[float]:

@@ -5,14 +5,18 @@ from dataclasses import dataclass
 
 from ..ir.program import Program
 from ..poly.deps import Dependences
+from ..runtime.status import Status
 from ..transforms.schedule import Schedule
-from .beam import REFINEMENTS, Score, SearchResult, _fingerprint, keeps_original_structure
+from .beam import Score, SearchResult
 from .evaluators import ExecutionEvaluator
+from .policy import PREDICTED_MIN_ANSWER_GAIN
 from .simplify import drop_idle_enablers
 
 
 @dataclass
 class Verified:
+    """One of the model's candidates, with its prediction and what measuring it gave."""
+
     schedule: Schedule
     predicted: float
     measured: Score
@@ -20,18 +24,17 @@ class Verified:
 
 def structure(schedule: Schedule) -> str:
     """The schedule's loop structure: its fusion and affine steps, without the refinements."""
-    return Schedule(schedule.program, tuple(t for t in schedule.steps
-                                            if t.kind not in REFINEMENTS)).describe()
+    return schedule.structure().describe()
 
 
-def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
-                   ) -> list[tuple[Schedule, float]]:
+def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None,
+                   margin: float = PREDICTED_MIN_ANSWER_GAIN) -> list[tuple[Schedule, float]]:
     """k distinct schedules to measure, best predicted first, one per loop structure before any
     second of a structure.  Why: the model's k best are typically one structure with k tile sizes
     and unroll factors (LARGE gemm: five variants of one strided interchange), so when the model
     misjudges the structure, measuring them cannot correct it; the best of the next structures
     (the original loop order parallelized, another interchange) can.  Structures whose best is
-    predicted under 1.05x (the model's own answer margin) get no priority.
+    predicted under 1 + `margin` (the model's own answer margin) get no priority.
 
     The original loop structure's best refinement always has a place (the last one, if the k
     best structures leave it out): the model's worst mistakes are structural (LARGE fdtd-2d: its
@@ -49,18 +52,18 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
         if len(firsts) == k:  # only the original structure's place can still be open
             if plain is not None:
                 break  # nothing later can enter the answer: spare its simplification
-            if not keeps_original_structure(e.schedule):
+            if not e.schedule.keeps_original_structure():
                 continue
         s = drop_idle_enablers(deps, e.schedule) if deps is not None else e.schedule
-        fp = _fingerprint(s)
-        if fp in seen or not s.steps:
+        if s.identity in seen or not s.steps:
             continue
-        seen.add(fp)
+        seen.add(s.identity)
         key, pred = structure(s), e.score.speedup
-        if plain is None and pred >= 1.05 and keeps_original_structure(s):
+        worth = pred >= 1 + margin
+        if plain is None and worth and s.keeps_original_structure():
             plain = (s, pred)
         if len(firsts) < k:
-            (rest if key in structures or pred < 1.05 else firsts).append((s, pred))
+            (rest if key in structures or not worth else firsts).append((s, pred))
             structures.add(key)
     chosen = (firsts + rest)[:k]
     if plain is not None and all(s is not plain[0] for s, _ in chosen):
@@ -78,18 +81,18 @@ def verify_top(program: Program, result: SearchResult, k: int, evaluator: Execut
     cands = top_candidates(result, k, deps)
     scores = evaluator.check(program, [Schedule(program)] + [s for s, _ in cands])
     verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
-    good = [v for v in verified if v.measured.status in ("ok", "slow")]
+    good = [v for v in verified if v.measured.status.timed]
     if good and rounds > 0:
         _, timed = evaluator.time_together(program, [v.schedule for v in good], rounds)
         for v, (speedup, t) in zip(good, timed):
             if speedup:
-                v.measured = Score(speedup, "ok", "timed interleaved with the original", t,
+                v.measured = Score(speedup, Status.OK, "timed interleaved with the original", t,
                                    predicted=v.predicted)
-    best_s, best_sc = Schedule(program), Score(1.0, "ok", "original", scores[0].times, predicted=1.0)
+    best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", scores[0].times, predicted=1.0)
     for v in verified:
-        if v.measured.ok and v.measured.status == "ok" and v.measured.speedup > best_sc.speedup:
+        if v.measured.ok and v.measured.status == Status.OK and v.measured.speedup > best_sc.speedup:
             best_s = v.schedule
-            best_sc = Score(v.measured.speedup, "ok", "", v.measured.times, predicted=v.predicted)
+            best_sc = Score(v.measured.speedup, Status.OK, "", v.measured.times, predicted=v.predicted)
     out = SearchResult(best_s, best_sc, result.explored, result.seconds, result.machinery_seconds,
                        result.levels)
     return out, verified

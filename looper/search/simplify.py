@@ -17,10 +17,7 @@ from __future__ import annotations
 
 from ..poly.deps import Dependences
 from ..poly.legality import check_schedule
-from ..transforms.primitives import Reverse, Skew
 from ..transforms.schedule import Schedule
-
-ENABLERS = (Reverse, Skew)
 
 
 def legal_without(deps: Dependences, schedule: Schedule, k: int) -> Schedule | None:
@@ -33,9 +30,9 @@ def legal_without(deps: Dependences, schedule: Schedule, k: int) -> Schedule | N
 
 
 def drop_idle_enablers(deps: Dependences, schedule: Schedule) -> Schedule:
-    """The sequence without every reversal and skew that no later step needs to be legal (tried
-    from the last one back, so that an enabler another one needed stays)."""
+    """The sequence without every enabler (reversal, skew: `Transform.enabler`) that no later step
+    needs to be legal (tried from the last one back, so that an enabler another one needed stays)."""
     for k in reversed(range(len(schedule.steps))):
-        if isinstance(schedule.steps[k], ENABLERS):
+        if schedule.steps[k].enabler:
             schedule = legal_without(deps, schedule, k) or schedule
     return schedule

@@ -1,0 +1,13 @@
+"""The transformations (one class each, `registry.py` says what a class declares) and the
+`Schedule` they build.  Importing this package registers every transformation."""
+from .registry import LEVELS, TRANSFORMS, Candidate, CandidateContext, Encoding, Transform, register
+from .fusion import Distribute, Fuse, Shift  # noqa: E402  (registration order is candidate order)
+from .affine import Interchange, Reverse, Skew
+from .parallel import Parallelize
+from .tiling import Tile
+from .unroll import Unroll
+from .schedule import Schedule
+
+__all__ = ["LEVELS", "TRANSFORMS", "Candidate", "CandidateContext", "Encoding", "Transform", "register",
+           "Distribute", "Fuse", "Shift", "Interchange", "Reverse", "Skew", "Parallelize", "Tile", "Unroll",
+           "Schedule"]

@@ -1,14 +1,18 @@
 """The loop tree of a lowered schedule: which statements share which loop.
 
-In 2d+1 form two statements share the loop at (odd) row k exactly when they agree on every static
-(even) row before k.  The tree is rebuilt from the rows whenever it is needed, so it is always the
-truth about the schedule that codegen will print.
+In the 2d+1 layout two statements share the loop at (odd) row k exactly when they agree on every
+static (even) row before k.  The tree is built from the rows (once per schedule,
+`Lowered.tree`), so it is always the truth about the schedule that codegen will print.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator
 
-from .schedule import Lowered, Row
+from .rows import LoopRef, first_statement, in_order, is_loop_row
+
+if TYPE_CHECKING:
+    from .schedule import Lowered, Row
 
 
 @dataclass(frozen=True)
@@ -18,7 +22,6 @@ class LoopNode:
     row: int
     statements: frozenset[str]
     children: tuple["LoopNode | str", ...]
-    parent: "LoopNode | None" = None  # set by `loop_tree`, not part of identity
 
     @property
     def loops(self) -> list["LoopNode"]:
@@ -28,7 +31,13 @@ class LoopNode:
     def is_innermost(self) -> bool:
         return not self.loops
 
-    def walk(self):
+    @property
+    def ref(self) -> LoopRef:
+        """The loop's structural name (statements in textual order, row)."""
+        return LoopRef(in_order(self.statements), self.row)
+
+    def walk(self) -> Iterator["LoopNode"]:
+        """This loop and every loop inside it, outer before inner."""
         yield self
         for c in self.loops:
             yield from c.walk()
@@ -45,30 +54,38 @@ class LoopNode:
 
 @dataclass(frozen=True)
 class LoopTree:
-    lowered: Lowered
-    roots: tuple["LoopNode | str", ...]  # top level: root loop nests and loop-free statements
+    """Root nests and loop-free statements, in execution order, with each loop's parent."""
+
+    roots: tuple["LoopNode | str", ...]
+    parents: dict[tuple, LoopNode | None] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def nests(self) -> list[LoopNode]:
         return [r for r in self.roots if isinstance(r, LoopNode)]
 
     def loops(self) -> list[LoopNode]:
+        """Every loop, nest by nest, outer before inner."""
         return [l for n in self.nests for l in n.walk()]
 
     def find(self, row: int, statements) -> LoopNode | None:
+        """The loop at `row` over exactly `statements`, if there is one."""
         key = (row, tuple(sorted(statements)))
         for l in self.loops():
             if l.key() == key:
                 return l
         return None
 
+    def parent(self, loop: LoopNode) -> LoopNode | None:
+        """The loop directly around `loop` (None for a root nest)."""
+        return self.parents.get(loop.key())
+
     def enclosing(self, loop: LoopNode) -> list[LoopNode]:
         """Loops enclosing `loop`, outermost first."""
         out = []
-        p = loop.parent
+        p = self.parent(loop)
         while p is not None:
             out.append(p)
-            p = p.parent
+            p = self.parent(p)
         return out[::-1]
 
     def chain(self, loop: LoopNode) -> list[LoopNode]:
@@ -84,32 +101,15 @@ class IllFormed(ValueError):
     """Statements that agree on every static row but not on whether a row is a loop."""
 
 
-def loop_tree(lowered: Lowered) -> LoopTree:
-    """The loop tree of a lowered schedule (built once per schedule: legality, features and code
-    generation all ask for it)."""
-    cached = lowered.__dict__.get("_loop_tree")
-    if cached is not None:
-        if isinstance(cached, IllFormed):
-            raise cached
-        return cached
-    try:
-        tree = _build_tree(lowered)
-    except IllFormed as e:
-        lowered.__dict__["_loop_tree"] = e
-        raise
-    lowered.__dict__["_loop_tree"] = tree
-    return tree
-
-
-def _build_tree(lowered: Lowered) -> LoopTree:
-    rows = lowered.rows
-    n = lowered.n_rows
+def build_tree(rows: dict[str, tuple["Row", ...]], statements: list[str]) -> LoopTree:
+    """The loop tree of per-statement rows (`statements` in textual order)."""
+    n = len(next(iter(rows.values())))
 
     def build(stmts: list[str], row: int) -> list:
         if row >= n:
-            return sorted(stmts, key=_stmt_order)
+            return list(in_order(stmts))
         looping = [s for s in stmts if not rows[s][row].is_constant]
-        if row % 2 == 1 and looping:
+        if is_loop_row(row) and looping:
             if len(looping) != len(stmts):
                 raise IllFormed(f"row {row}: {sorted(stmts)} mix loops and constants")
             return [LoopNode(row, frozenset(stmts), tuple(build(stmts, row + 1)))]
@@ -123,23 +123,21 @@ def _build_tree(lowered: Lowered) -> LoopTree:
             out.extend(build(groups[v], row + 1))
         return out
 
-    roots = build([s.name for s in lowered.program.statements], 0)
-    return LoopTree(lowered, tuple(_reparent(r, None) if isinstance(r, LoopNode) else r for r in roots))
+    roots = tuple(build(statements, 0))
+    parents: dict[tuple, LoopNode | None] = {}
+    for r in roots:
+        if isinstance(r, LoopNode):
+            _record_parents(r, None, parents)
+    return LoopTree(roots, parents)
 
 
-def _reparent(node: LoopNode, parent: LoopNode | None) -> LoopNode:
-    """Rebuild `node` with `parent` set, and its loop children pointing at the new node."""
-    fresh = LoopNode(node.row, node.statements, (), parent)
-    kids = tuple(_reparent(c, fresh) if isinstance(c, LoopNode) else c for c in node.children)
-    object.__setattr__(fresh, "children", kids)
-    return fresh
+def _record_parents(node: LoopNode, parent: LoopNode | None, out: dict) -> None:
+    out[node.key()] = parent
+    for c in node.loops:
+        _record_parents(c, node, out)
 
 
-def _stmt_order(name: str) -> int:
-    return int(name[1:])
-
-
-def row_label(row: Row, iterators: tuple[str, ...]) -> str:
+def row_label(row: "Row", iterators: tuple[str, ...]) -> str:
     """A readable name for a schedule row of one statement: i, -i, t+i, i_t (tile of i)."""
     terms = []
     for c, n in zip(row.coeffs, iterators):
@@ -157,6 +155,7 @@ def row_label(row: Row, iterators: tuple[str, ...]) -> str:
     return text
 
 
-def loop_label(lowered: Lowered, loop: LoopNode) -> str:
-    st = min(loop.statements, key=_stmt_order)
-    return row_label(lowered.rows[st][loop.row], lowered.program.statement(st).iterators)
+def loop_label(lowered: "Lowered", statements, row: int) -> str:
+    """A readable name for the loop at `row` over `statements` (its first statement's row)."""
+    st = first_statement(statements)
+    return row_label(lowered.rows[st][row], lowered.program.statement(st).iterators)

@@ -1,0 +1,127 @@
+"""The 2d+1 layout of a schedule: every piece of row arithmetic looper does, in one place.
+
+A lowered schedule gives every statement the same number of rows.  Even rows are static
+("beta") positions that order statements and loops at one nesting level; odd rows are loops (or
+all-zero rows where a statement has fewer loops than the deepest).  Loop row `r` at nesting
+level `(r - 1) / 2` sits between static row `r - 1` (which loops share it: statements that agree
+on every static row up to here) and static row `r + 1` (the order of its children).  Tiling
+inserts a (tile loop, static) pair of rows per tiled loop.
+
+isl's AST generator names the iterator of the loop built from row `r` `c{r}`: `iterator_name` and
+`row_of_iterator` are the only two functions that know it.
+
+Statements are named `S0, S1, ...` in textual order by `ir.extract`; `statement_name` and
+`statement_index` are the only two functions that know that either.
+"""
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+ROWS_PER_LEVEL = 2  # a loop row and the static row after it
+TILE_ROWS = 2  # rows a tiled loop adds: its tile loop and a static row
+
+
+def statement_name(index: int, prefix: str = "S") -> str:
+    """The name of the statement at position `index` in textual order (`I` for init's)."""
+    return f"{prefix}{index}"
+
+
+def statement_index(name: str) -> int:
+    """The textual position of a statement, from its name."""
+    return int(name[1:])
+
+
+def in_order(names: Iterable[str]) -> tuple[str, ...]:
+    """Statement names sorted in textual order: the canonical form of a statement set."""
+    return tuple(sorted(names, key=statement_index))
+
+
+def first_statement(names: Iterable[str]) -> str:
+    """The textually first of some statements (the representative of a loop's statements)."""
+    return min(names, key=statement_index)
+
+
+def n_rows(depth: int) -> int:
+    """Rows of a schedule whose deepest statement has `depth` loops: 2 * depth + 1."""
+    return ROWS_PER_LEVEL * depth + 1
+
+
+def loop_row(level: int) -> int:
+    """The row of the loop at nesting `level` (0 outermost) of an untiled schedule."""
+    return ROWS_PER_LEVEL * level + 1
+
+
+def static_row(level: int) -> int:
+    """The static row that orders the children at nesting `level`."""
+    return ROWS_PER_LEVEL * level
+
+
+def is_loop_row(row: int) -> bool:
+    """Odd rows are loops (or padding), even rows are static positions."""
+    return row % 2 == 1
+
+
+def position_row(loop: int) -> int:
+    """The static row that places the loop at row `loop` among its siblings."""
+    return loop - 1
+
+
+def children_row(loop: int) -> int:
+    """The static row that orders the children of the loop at row `loop`."""
+    return loop + 1
+
+
+def inner_loop_row(loop: int, k: int = 1) -> int:
+    """The row of the loop `k` levels inside the one at row `loop` (same statements)."""
+    return loop + ROWS_PER_LEVEL * k
+
+
+def static_rows_before(loop: int) -> range:
+    """The static rows above the loop at row `loop` (its position row excluded)."""
+    return range(0, position_row(loop), ROWS_PER_LEVEL)
+
+
+def loop_rows_before(loop: int) -> range:
+    """The loop rows enclosing the loop at row `loop`."""
+    return range(1, position_row(loop), ROWS_PER_LEVEL)
+
+
+def nesting_level(row: int) -> float:
+    """How deep the loop at `row` is, counted in levels (0 outermost)."""
+    return (row - 1) / ROWS_PER_LEVEL
+
+
+def iterator_name(row: int) -> str:
+    """The name isl gives the AST iterator of the loop built from schedule row `row`."""
+    return f"c{row}"
+
+
+def row_of_iterator(name: str) -> int:
+    """The schedule row an AST iterator was built from (inverse of `iterator_name`)."""
+    return int(name[1:])
+
+
+def is_iterator_name(name: str) -> bool:
+    """Whether `name` has the form of an AST iterator (a user name that would clash with one)."""
+    return name[:1] == "c" and name[1:].isdigit()
+
+
+class LoopRef(NamedTuple):
+    """A loop named structurally: the statements it encloses and its schedule row."""
+
+    statements: tuple[str, ...]
+    row: int
+
+    def __repr__(self) -> str:  # a sequence's repr keys its explored set and datagen's sampling
+        return repr(tuple(self))
+
+
+class BandRef(NamedTuple):
+    """A perfectly nested band of loops over the same statements, with a tile size per loop."""
+
+    statements: tuple[str, ...]
+    rows: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))

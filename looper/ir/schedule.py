@@ -1,0 +1,159 @@
+"""Lowered schedules: per-statement rows of quasi-affine schedule dimensions plus loop annotations.
+
+Every statement gets the same number of rows (the 2d+1 layout of `ir.rows`).  A row is
+`floor((coeffs . iterators + const) / div)`; `div > 1` only for tile loops.  Annotations name
+(statement, row) pairs, which is how a pragma finds its `for` in the AST (`rows.iterator_name`).
+
+The program's own schedule (`original`) is an IR fact: dependences are computed in its order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+from functools import cached_property, lru_cache
+
+import islpy as isl
+
+from .looptree import LoopTree, build_tree
+from .program import Program
+from .rows import n_rows
+
+
+@dataclass(frozen=True)
+class Row:
+    """One schedule dimension of one statement: floor((coeffs . iterators + const) / div)."""
+
+    coeffs: tuple[int, ...]
+    const: int = 0
+    div: int = 1
+
+    @property
+    def is_constant(self) -> bool:
+        return not any(self.coeffs)
+
+    def render(self, names: list[str]) -> str:
+        """isl text of the row over the iterator names `names`."""
+        terms = []
+        for c, n in zip(self.coeffs, names):
+            if c == 1:
+                terms.append(n)
+            elif c == -1:
+                terms.append(f"-{n}")
+            elif c:
+                terms.append(f"{c}*{n}")
+        if self.const or not terms:
+            terms.append(str(self.const))
+        text = " + ".join(terms).replace("+ -", "- ")
+        return f"floor(({text})/{self.div})" if self.div != 1 else text
+
+
+@dataclass(frozen=True, eq=False)
+class Lowered:
+    """A program's schedule in the form codegen and legality checks consume."""
+
+    program: Program
+    rows: dict[str, tuple[Row, ...]]
+    parallel: frozenset[tuple[str, int]] = frozenset()
+    unroll: tuple[tuple[str, int, int], ...] = ()  # (statement, row, factor)
+    vector: frozenset[tuple[str, int]] = field(default_factory=frozenset)
+
+    @property
+    def n_rows(self) -> int:
+        return len(next(iter(self.rows.values())))
+
+    def statement_map_text(self, name: str) -> str:
+        """isl text of one statement's schedule map (iterators named positionally)."""
+        st = self.program.statement(name)
+        names = [f"i{k}" for k in range(st.depth)]
+        rows = ", ".join(r.render(names) for r in self.rows[name])
+        return f"{name}[{', '.join(names)}] -> [{rows}]"
+
+    def statement_map(self, name: str) -> isl.Map:
+        return _parsed_map("{ " + self.statement_map_text(name) + " }")
+
+    def instance_map(self, name: str) -> isl.Map:
+        """The statement's instances (its domain) to their schedule times."""
+        return self.statement_map(name).intersect_domain(self.program.statement(name).domain)
+
+    def schedule_of(self, statements) -> isl.UnionMap:
+        """The schedule of some statements as an isl union map (domains not intersected).  A
+        legality check needs only the statements its dependences name (deriche: a few of 47)."""
+        out = None
+        for name in statements:
+            m = self.statement_map(name)
+            out = isl.UnionMap.from_map(m) if out is None else out.add_map(m)
+        if out is None:
+            raise ValueError("no statements")
+        return out
+
+    @cached_property
+    def union_map(self) -> isl.UnionMap:
+        """The schedule as one isl union map (domains not intersected)."""
+        return self.schedule_of(s.name for s in self.program.statements)
+
+    @cached_property
+    def identity(self) -> tuple:
+        """What makes two lowered schedules the same program: rows and annotations.  Schedules
+        reached by different sequences with equal identities print the same C."""
+        return (tuple(sorted(self.rows.items())), self.parallel, tuple(sorted(self.unroll)), self.vector)
+
+    @cached_property
+    def tree(self) -> LoopTree:
+        """The loop tree (built once per schedule: legality, features and code generation all ask
+        for it).  Raises `looptree.IllFormed` for rows that do not form a loop tree."""
+        return build_tree(self.rows, [s.name for s in self.program.statements])
+
+    def with_rows(self, statements, fn: Callable[[list[Row]], list[Row]]) -> "Lowered":
+        """A copy with `fn(rows of s)` as the rows of each statement s in `statements`."""
+        rows = dict(self.rows)
+        for s in statements:
+            rows[s] = tuple(fn(list(rows[s])))
+        return replace(self, rows=rows)
+
+    def unroll_factor(self, stmt: str, row: int) -> int:
+        for s, r, f in self.unroll:
+            if s == stmt and r == row:
+                return f
+        return 0
+
+
+def combine(rows: list[Row], coeffs: tuple[int, ...], which: tuple[int, ...]) -> Row:
+    """sum_k coeffs[k] * rows[which[k]]: a new affine row (tile rows cannot be combined)."""
+    n = len(rows[which[0]].coeffs)
+    c = [0] * n
+    const = 0
+    for a, r in zip(coeffs, which):
+        row = rows[r]
+        assert row.div == 1, "affine transformations apply before tiling"
+        for j in range(n):
+            c[j] += a * row.coeffs[j]
+        const += a * row.const
+    return Row(tuple(c), const)
+
+
+@lru_cache(maxsize=8192)
+def _parsed_map(text: str) -> isl.Map:
+    """isl parses each statement's schedule once: a candidate changes a few statements' rows and
+    shares the others' (and their text) with its parent."""
+    return isl.Map(text)
+
+
+def original(program: Program) -> Lowered:
+    """The program's own 2d+1 schedule: [b0, ±i0, b1, ±i1, ..., bd], padded to the deepest nest."""
+    depth = program.max_depth
+    rows: dict[str, tuple[Row, ...]] = {}
+    for st in program.statements:
+        n = st.depth
+        out: list[Row] = []
+        for level in range(depth + 1):
+            out.append(Row((0,) * n, st.beta[level] if level <= n else 0))
+            if level < depth:
+                if level < n:
+                    coeffs = [0] * n
+                    coeffs[level] = st.steps[level]
+                    out.append(Row(tuple(coeffs)))
+                else:
+                    out.append(Row((0,) * n))
+        assert len(out) == n_rows(depth)
+        rows[st.name] = tuple(out)
+    return Lowered(program, rows)

@@ -1,0 +1,79 @@
+"""One place that turns options into a search: policy + evaluator(s), for the CLI, `looper bench`
+and the benchmark scripts alike.
+
+- "measure": every candidate built, checked and timed (`ExecutionEvaluator`);
+- "model": the cost model predicts (`ModelEvaluator`), nothing is compiled;
+- "hybrid": the model searches, then its `verify_top` best candidates are checked and timed
+  together with the original, and the fastest wins (`search.hybrid`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..ir.program import Program
+from ..poly.deps import Dependences
+from ..runtime.measurements import MeasurementStore
+from .beam import SearchResult, beam_search
+from .evaluators import ExecutionEvaluator, ModelEvaluator
+from .hybrid import Verified, verify_top
+from .policy import SearchPolicy, policy_for
+
+EVALUATORS = ("model", "measure", "hybrid")
+
+
+@dataclass
+class Search:
+    """A ready search: its policy, the evaluator that scores the beam, and (measure, hybrid) the
+    measuring evaluator.  `run` returns the answer; `verified` holds hybrid's measured candidates."""
+
+    program: Program
+    kind: str
+    policy: SearchPolicy
+    evaluator: object
+    measure: ExecutionEvaluator | None = None
+    verify_top: int = 5
+    verified: list[Verified] = field(default_factory=list)
+
+    def run(self, deps: Dependences, progress: Callable[[str, int, int], None] | None = None) -> SearchResult:
+        try:
+            result = beam_search(self.program, deps, self.evaluator, self.policy, progress)
+            if self.kind == "hybrid":
+                result, self.verified = verify_top(self.program, result, self.verify_top, self.measure, deps)
+            return result
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.measure is not None:
+            self.measure.close()
+
+
+def search_from_options(program: Program, evaluator: str = "model", *, beam: int | None = None,
+                        max_affine: int | None = None, max_fusion: int | None = None,
+                        min_gain: float | None = None, time_budget: float | None = None,
+                        explain: bool = False, model=None, model_path: str | None = None,
+                        repeats: int = 3, threads: int | None = None, store: MeasurementStore | None = None,
+                        memoize: bool = True, verify_top: int = 5,
+                        progress: Callable[[int, int], None] | None = None) -> Search:
+    """A search of `program` scored by `evaluator`, with the policy's defaults for that evaluator
+    where an option is None.  `model` is a loaded (network, metadata) pair, else `model_path`
+    (None: the shipped weights) is loaded."""
+    if evaluator not in EVALUATORS:
+        raise ValueError(f"unknown evaluator {evaluator!r} ({', '.join(EVALUATORS)})")
+    measure = None
+    if evaluator in ("measure", "hybrid"):
+        measure = ExecutionEvaluator(program, repeats=repeats, threads=threads, store=store,
+                                     memoize=memoize, progress=progress)
+    meta = None
+    if evaluator == "measure":
+        scorer: object = measure
+    else:
+        if model is None:
+            from ..costmodel.store import load_model
+            model = load_model(model_path)
+        net, meta = model
+        scorer = ModelEvaluator(program, net, meta)
+    policy = policy_for(evaluator, meta, beam=beam, max_affine=max_affine, max_fusion=max_fusion,
+                        min_gain=min_gain, time_budget=time_budget, explain=explain or None)
+    return Search(program, evaluator, policy, scorer, measure, verify_top)

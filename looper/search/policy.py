@@ -1,0 +1,82 @@
+"""The search policy: how a beam search decides, apart from how candidates are scored.
+
+The defaults per evaluator live here (`policy_for`) and nowhere else: a measuring search goes
+deeper and asks a child to beat its parent by the timing noise; a model-guided search goes as
+deep as its model's training data went, simplifies its answer and asks the answer to beat the
+original by the model's error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from .candidates import level_plan
+
+if TYPE_CHECKING:
+    from .beam import Evaluator
+
+DEFAULT_MAX_AFFINE = 4  # affine levels of a measurement-guided search (a model's own depth otherwise)
+# A child must be 2% faster than its parent to replace it when both are measured: timing noise.
+MEASURED_MIN_GAIN = 0.02
+# An answer predicted less than 5% faster than the original is not worth the risk: the model's
+# median error on held-out programs is 18%.  MEDIUM gesummv and trisolv: predicted 1.01x and
+# 1.05x, measured 0.57x and 0.80x.  (The same 5% asked of every step, as `min_gain`, cut the
+# tiling from LARGE gemm's answer and left its strided interchange: 0.35x.)
+PREDICTED_MIN_ANSWER_GAIN = 0.05
+
+
+@dataclass(frozen=True)
+class SearchPolicy:
+    """Everything a beam search decides by, besides its evaluator's scores."""
+
+    beam: int = 3  # schedules kept per level
+    max_fusion: int = 2  # fusion / distribution levels
+    max_affine: int = DEFAULT_MAX_AFFINE  # interchange / reversal / skew levels
+    # a child replaces its parent only if faster by this fraction (a guard against noise or error)
+    min_gain: float = 0.0
+    # the answer must beat the original by this fraction, or the original is the answer
+    min_answer_gain: float = 0.0
+    # drop the answer's reversals and skews that no later step needs (search.simplify): a model
+    # credits them with gains they do not have
+    drop_idle_enablers: bool = False
+    # the best schedule of the original loop structure (the original itself at the fusion and
+    # affine levels, its best parallelization, tiling, unrolling after) stays in the beam as an
+    # extra member at every level
+    keep_root: bool = True
+    time_budget: float | None = None  # seconds; no level starts after it
+    max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
+    seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
+    # data collection: this many exploration lanes beside the beam.  A measured beam refines only
+    # the best loop structures, so a model trained on it never sees a poor structure tiled and
+    # parallelized, which is what the model's own beam visits (LARGE gemm: a strided interchange,
+    # tiled, predicted above the order measurement found, measured at a third of its speed).  A
+    # lane starts at a random schedule the beam drops, walks at random through the fusion and
+    # affine levels, then follows its best refinement (`beam.explore_lanes`)
+    explore: int = 0
+    # ... or, given an evaluator here (a cost model), the lanes are its own beam: at every level its
+    # favourites among the lanes and all new candidates (`beam.guided_lanes`), measured by the
+    # search's evaluator, so the data covers what a search guided by that model visits, where it errs
+    explore_guide: "Evaluator | None" = None
+    explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
+
+    @property
+    def levels(self) -> list[str]:
+        return level_plan(self.max_fusion, self.max_affine)
+
+    def with_(self, **changes) -> "SearchPolicy":
+        """A copy with some fields changed (None values are ignored: "keep the default")."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> SearchPolicy:
+    """The default policy of a search scored by `evaluator` ("measure", "model" or "hybrid"),
+    with `overrides` (None: keep the default)."""
+    if evaluator == "measure":
+        base = SearchPolicy(max_affine=DEFAULT_MAX_AFFINE, min_gain=MEASURED_MIN_GAIN)
+    elif evaluator in ("model", "hybrid"):
+        depth = (model_meta or {}).get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE)
+        base = SearchPolicy(max_affine=int(depth), min_answer_gain=PREDICTED_MIN_ANSWER_GAIN,
+                            drop_idle_enablers=True)
+    else:
+        raise ValueError(f"unknown evaluator {evaluator!r} (measure, model, hybrid)")
+    return base.with_(**overrides)

@@ -1,0 +1,234 @@
+"""Fusion level: shift, fuse (with the shifts that make it legal), distribute.
+
+Fusion changes which loop a statement runs in, so its legality obligation is that every
+dependence still goes forward (`poly.legality.order_violation`).  Fusions are offered only where
+the fused statements share data within two iterations (`poly.reuse`): fusing loops that share
+nothing gains no locality.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar, Iterator
+
+from ..ir.looptree import LoopNode, LoopTree, loop_label
+from ..ir.rows import children_row, inner_loop_row, loop_rows_before, position_row, static_rows_before
+from ..ir.schedule import Lowered, Row
+from ..poly.deps import Dependences
+from ..poly.legality import min_distance, order_violation
+from ..poly.reuse import shares_data
+from .registry import CandidateContext, Encoding, Transform, register
+
+Stmts = tuple[str, ...]
+MAX_FUSION_DEPTH = 3  # loops fused at once, outermost first
+MAX_SHIFT = 16  # largest shift a fusion may need to be legal
+
+
+class Reordering(Transform):
+    """A transformation that moves statement instances in time: legal when every dependence
+    still goes forward."""
+
+    def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
+        return order_violation(deps, before, after, explain)
+
+
+@register
+@dataclass(frozen=True)
+class Shift(Reordering):
+    """Add a constant to one loop row of some statements (what makes a fusion legal)."""
+
+    statements: Stmts
+    row: int
+    amount: int
+    kind: ClassVar[str] = "shift"
+    level: ClassVar[str] = "fusion"
+    feature_slot: ClassVar[int] = 3
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(self.statements)
+
+    def apply(self, L: Lowered) -> Lowered:
+        def fn(r):
+            old = r[self.row]
+            r[self.row] = Row(old.coeffs, old.const + self.amount, old.div)
+            return r
+        return L.with_rows(self.statements, fn)
+
+    def describe(self, L: Lowered) -> str:
+        return f"shift({','.join(self.statements)},{loop_label(L, self.statements, self.row)},by={self.amount})"
+
+    def encoding(self) -> Encoding:
+        return Encoding(rows=(self.row,), shifts=(self.amount,))
+
+
+@register
+@dataclass(frozen=True)
+class Fuse(Reordering):
+    """Fuse loop `second` into the loop `first` just before it, `len(shifts)` levels deep.
+
+    At each level k the two loops (rows `row + 2k`) become one; `second`'s body runs after
+    `first`'s in each iteration, shifted by `shifts[k]` iterations.
+    """
+
+    first: Stmts
+    second: Stmts
+    row: int
+    shifts: tuple[int, ...] = (0,)
+    kind: ClassVar[str] = "fuse"
+    level: ClassVar[str] = "fusion"
+    feature_slot: ClassVar[int] = 4
+    feature_flag: ClassVar[str] = "fused"
+
+    @property
+    def innermost_row(self) -> int:
+        """The row of the innermost loop pair this fusion makes one."""
+        return inner_loop_row(self.row, len(self.shifts) - 1)
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(self.first) | frozenset(self.second)
+
+    def apply(self, L: Lowered) -> Lowered:
+        rows = dict(L.rows)
+        for k, shift in enumerate(self.shifts):
+            r = inner_loop_row(self.row, k)
+            at, kids = position_row(r), children_row(r)
+            target = rows[self.first[0]][at].const
+            after = max(rows[s][kids].const for s in self.first) + 1
+            start = min(rows[s][kids].const for s in self.second)
+            for s in self.second:
+                new = list(rows[s])
+                new[at] = Row(new[at].coeffs, target)
+                loop = new[r]
+                new[r] = Row(loop.coeffs, loop.const + shift, loop.div)
+                new[kids] = Row(new[kids].coeffs, new[kids].const - start + after)
+                rows[s] = tuple(new)
+        return replace(L, rows=rows)
+
+    def describe(self, L: Lowered) -> str:
+        a = loop_label(L, self.first, self.row)
+        text = f"fuse({a}:{','.join(self.first)} with {','.join(self.second)},depth={len(self.shifts)}"
+        if any(self.shifts):
+            text += f",shift={list(self.shifts)}"
+        return text + ")"
+
+    def encoding(self) -> Encoding:
+        return Encoding(rows=(self.row,), depth=len(self.shifts), shifts=self.shifts)
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterator["Fuse"]:
+        """Neighbouring loops fused 1..MAX_FUSION_DEPTH levels deep, with the smallest legal
+        shifts, while the fused statements still share data."""
+        L, tree = ctx.lowered, ctx.tree
+        for children in _containers(tree):
+            for a, b in zip(children, children[1:]):
+                if not (isinstance(a, LoopNode) and isinstance(b, LoopNode)):
+                    continue
+                ca, cb = tree.chain(a), tree.chain(b)
+                for depth in range(1, min(len(ca), len(cb), MAX_FUSION_DEPTH) + 1):
+                    shifts = fusion_shifts(L, ctx.deps, a, b, depth)
+                    if shifts is None:
+                        break
+                    fuse = Fuse(a.ref.statements, b.ref.statements, a.row, shifts)
+                    # no data in common at this depth: none deeper either (poly.reuse says why)
+                    if not shares_data(fuse.apply(L), fuse.first, fuse.second, fuse.innermost_row):
+                        break
+                    yield fuse
+
+
+def _containers(tree: LoopTree) -> Iterator[tuple]:
+    """Every sequence of siblings: the roots, then each loop's children."""
+    yield tree.roots
+    for loop in tree.loops():
+        yield loop.children
+
+
+def fusion_shifts(L: Lowered, deps: Dependences, a: LoopNode, b: LoopNode, depth: int
+                  ) -> tuple[int, ...] | None:
+    """Per-level shifts of `b` that keep every dependence a -> b non-negative once fused (None:
+    a shift beyond MAX_SHIFT, or an unbounded one, would be needed)."""
+    involved = deps.restricted_to(set(a.statements) | set(b.statements))
+    shifts: list[int] = []
+    for k in range(depth):
+        trial = Fuse(a.ref.statements, b.ref.statements, a.row, tuple(shifts) + (0,)).apply(L)
+        m = min_distance(involved, trial, inner_loop_row(a.row, k))
+        if m is None or -m > MAX_SHIFT:
+            return None
+        shifts.append(max(0, -m))
+    return tuple(shifts)
+
+
+@register
+@dataclass(frozen=True)
+class Distribute(Reordering):
+    """Split loop (row, statements) into one loop per group of its children (fission).
+
+    `cuts` are the child positions where a new loop starts (1 .. n_children-1).
+    """
+
+    statements: Stmts
+    row: int
+    cuts: tuple[int, ...]
+    kind: ClassVar[str] = "distribute"
+    level: ClassVar[str] = "fusion"
+    feature_slot: ClassVar[int] = 5
+    feature_flag: ClassVar[str] = "distributed"
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(self.statements)
+
+    def apply(self, L: Lowered) -> Lowered:
+        loop = L.tree.find(self.row, self.statements)
+        if loop is None:
+            raise ValueError("distribute: no such loop")
+        groups: list[list[str]] = [[]]
+        for pos, child in enumerate(loop.children):
+            if pos in self.cuts:
+                groups.append([])
+            groups[-1].extend(sorted(child.statements) if not isinstance(child, str) else [child])
+        n_new = len(groups) - 1
+        rows = dict(L.rows)
+        at = position_row(self.row)
+        for s in _siblings_after(L, self.statements, self.row):
+            r = list(rows[s])
+            r[at] = Row(r[at].coeffs, r[at].const + n_new)
+            rows[s] = tuple(r)
+        base = L.rows[self.statements[0]][at].const
+        for g, members in enumerate(groups):
+            for s in members:
+                r = list(rows[s])
+                r[at] = Row(r[at].coeffs, base + g)
+                rows[s] = tuple(r)
+        return replace(L, rows=rows)
+
+    def describe(self, L: Lowered) -> str:
+        return f"distribute({loop_label(L, self.statements, self.row)}:{','.join(self.statements)}," \
+               f"cuts={list(self.cuts)})"
+
+    def encoding(self) -> Encoding:
+        return Encoding(rows=(self.row,), cuts=len(self.cuts))
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterator["Distribute"]:
+        """Every loop with several children split into one loop per child, and (with three or
+        more children) split in two at each position."""
+        for loop in ctx.tree.loops():
+            n = len(loop.children)
+            if n >= 2:
+                yield Distribute(loop.ref.statements, loop.row, tuple(range(1, n)))
+                if n >= 3:
+                    for p in range(1, n):
+                        yield Distribute(loop.ref.statements, loop.row, (p,))
+
+
+def _siblings_after(L: Lowered, statements: Stmts, row: int) -> list[str]:
+    """Statements in the same enclosing loops as the loop (row, statements) and placed after it."""
+    ref = L.rows[statements[0]]
+    at = position_row(row)
+    out = []
+    for s, r in L.rows.items():
+        if s in statements:
+            continue
+        if all(r[k].is_constant and r[k].const == ref[k].const for k in static_rows_before(row)) \
+                and all(not r[k].is_constant for k in loop_rows_before(row)) \
+                and r[at].const > ref[at].const:
+            out.append(s)
+    return out

@@ -1,0 +1,97 @@
+"""Parallel level: `#pragma omp parallel for` on loops that carry no dependence.
+
+A parallel loop may not sit inside or around another one (OpenMP would nest teams), and must
+carry no dependence except through kernel-local scalars it privatizes (`poly.privatize`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar, Iterator
+
+from ..ir.looptree import LoopNode, loop_label
+from ..ir.rows import LoopRef
+from ..ir.schedule import Lowered
+from ..poly.deps import Dependences
+from ..poly.legality import is_parallel
+from .registry import CandidateContext, Encoding, Transform, loop_refs, register
+
+
+@register
+@dataclass(frozen=True)
+class Parallelize(Transform):
+    """`#pragma omp parallel for` on each named loop."""
+
+    loops: tuple[LoopRef, ...]
+    kind: ClassVar[str] = "parallelize"
+    level: ClassVar[str] = "parallel"
+    feature_slot: ClassVar[int] = 6
+    refines: ClassVar[bool] = True
+
+    def __post_init__(self):  # accept plain tuples (JSON, tests): name them
+        object.__setattr__(self, "loops", loop_refs(self.loops))
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(s for loop in self.loops for s in loop.statements)
+
+    def apply(self, L: Lowered) -> Lowered:
+        extra = {(s, row) for stmts, row in self.loops for s in stmts}
+        return replace(L, parallel=L.parallel | frozenset(extra))
+
+    def describe(self, L: Lowered) -> str:
+        return "parallelize(" + ",".join(loop_label(L, st, r) for st, r in self.loops) + ")"
+
+    def encoding(self) -> Encoding:
+        return Encoding(rows=(self.loops[0].row,))
+
+    def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
+        """Each loop exists, nests with no other parallel loop, and carries no dependence."""
+        tree = after.tree
+        marked = set(before.parallel)
+        for stmts, row in self.loops:
+            loop = tree.find(row, stmts)
+            if loop is None:
+                return f"no loop at row {row} over {','.join(stmts)}"
+            around = tree.enclosing(loop) + [l for l in loop.walk() if l is not loop]
+            if any((s, l.row) in marked for l in around for s in l.statements):
+                return "nested inside (or around) a loop that is already parallel"
+            if not is_parallel(deps, after, row, set(stmts)):
+                return f"loop at row {row} carries a dependence"
+            marked |= {(s, row) for s in stmts}
+        return None
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterator["Parallelize"]:
+        """The outermost parallel loops of every nest together; of each nest alone (when there
+        are several); and the outermost parallel loops inside those (a parallel loop that is too
+        short to pay for its threads may hide a long one)."""
+        L = ctx.lowered
+        if L.parallel:
+            return
+        cache: dict = {}
+
+        def legal(loop: LoopNode) -> bool:
+            k = loop.key()
+            if k not in cache:
+                cache[k] = is_parallel(ctx.deps, L, loop.row, set(loop.statements))
+            return cache[k]
+
+        def outermost(loop: LoopNode) -> list[LoopNode]:
+            if legal(loop):
+                return [loop]
+            return [x for c in loop.loops for x in outermost(c)]
+
+        per_nest = [outermost(n) for n in ctx.tree.nests]
+        everything = [l for group in per_nest for l in group]
+
+        def make(loops: list[LoopNode]) -> Parallelize:
+            return Parallelize(tuple(l.ref for l in loops))
+
+        if everything:
+            yield make(everything)
+        if len([g for g in per_nest if g]) > 1:
+            for group in per_nest:
+                if group:
+                    yield make(group)
+        deeper = [x for l in everything for c in l.loops for x in outermost(c)]
+        if deeper:
+            yield make(deeper)

@@ -1,0 +1,243 @@
+"""The transformation registry: the one place that knows every transformation.
+
+A transformation is one class.  It declares everything the rest of looper asks of it:
+
+- `kind` (its name in JSON and reports) and `level` (when the search offers it: the levels run
+  in `LEVELS` order, LOOPer's fusion -> affine -> parallel -> tile -> unroll);
+- `touched()`: the statements it touches (their transformation history grows by one step);
+- `apply(lowered)`: how it lowers, as a pure function from one `Lowered` to the next;
+- `describe(lowered)`: its readable form (`interchange(i,k)`);
+- `encoding()`: what the cost model sees of it (`Encoding`; `feature_slot` is its position in
+  the model's one-hot of kinds, fixed once a model is trained on it; `feature_flag` the
+  per-computation history flag it sets);
+- `check(deps, before, after, explain)`: its legality obligations, proved with isl
+  (`poly.legality`); None when legal, else why not;
+- `candidates(ctx)`: its candidate generator, a class method that yields instances (or short
+  sequences of transformations, as tuples) for the schedule and loop in `ctx`;
+- `enabler` (it only makes later steps legal: a model-guided answer drops it when no later step
+  needs it, `search.simplify`) and `refines` (it annotates loops without moving any: schedules
+  differing only in such steps share a loop structure).
+
+Fields are the dataclass fields: they are the JSON form, so a sequence replays on a fresh parse
+(fields holding loops take plain tuples too and name them `LoopRef`/`BandRef` in `__post_init__`).
+
+Recipe: adding a transformation
+-------------------------------
+1. Write the class in the module of its level (or a new module imported by
+   `looper/transforms/__init__.py`), decorated with `@register`.  Example, a loop "peel" that
+   does nothing to the schedule (the test `test_registry.py` registers exactly this)::
+
+       @register
+       @dataclass(frozen=True)
+       class Noop(Transform):
+           loop: LoopRef
+           kind: ClassVar[str] = "noop"
+           level: ClassVar[str] = "unroll"
+           refines: ClassVar[bool] = True
+
+           def touched(self):
+               return frozenset(self.loop.statements)
+
+           def apply(self, L):
+               return L
+
+           def describe(self, L):
+               return f"noop({loop_label(L, *self.loop)})"
+
+           def encoding(self):
+               return Encoding(rows=(self.loop.row,))
+
+           def check(self, deps, before, after, explain=False):
+               return None
+
+           @classmethod
+           def candidates(cls, ctx):
+               for loop in ctx.tree.loops():
+                   yield cls(loop.ref)
+
+2. Give it a `feature_slot` when a cost model should tell it apart from the others: that widens
+   the model's input, so bump `costmodel.features.FEATURE_VERSION` and retrain.
+3. Test its `apply` at the row level, its JSON round trip, its candidates, and a differential run
+   (transformed against original outputs) in `tests/`.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator
+
+from ..ir.looptree import LoopNode, LoopTree
+from ..ir.rows import BandRef, LoopRef
+from ..ir.schedule import Lowered
+
+if TYPE_CHECKING:
+    from ..poly.deps import Dependences
+
+
+@dataclass(frozen=True)
+class Level:
+    """A search level.  `per_loop`: its generators run loop by loop, interleaved (every
+    generator for the first loop, then for the next), instead of once each over the tree."""
+
+    name: str
+    per_loop: bool = False
+
+
+LEVELS: tuple[Level, ...] = (Level("fusion"), Level("affine", per_loop=True), Level("parallel"),
+                             Level("tile"), Level("unroll"))
+LEVEL_NAMES = tuple(l.name for l in LEVELS)
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """What a cost model sees of one transformation (besides its kind): the schedule rows it
+    acts on, a skew matrix, tile sizes, an unroll factor, shifts, a fusion depth, a cut count."""
+
+    rows: tuple[int, ...] = ()
+    matrix: tuple[tuple[int, ...], ...] = ()
+    sizes: tuple[int, ...] = ()
+    factor: int = 0
+    shifts: tuple[int, ...] = ()
+    depth: int = 0
+    cuts: int = 0
+
+
+@dataclass(frozen=True)
+class CandidateContext:
+    """What a candidate generator reads: the schedule, its dependences and, at a per-loop level,
+    the loop to propose for."""
+
+    lowered: Lowered
+    deps: "Dependences"
+    loop: LoopNode | None = None
+
+    @property
+    def tree(self) -> LoopTree:
+        return self.lowered.tree
+
+    def at(self, loop: LoopNode) -> "CandidateContext":
+        return CandidateContext(self.lowered, self.deps, loop)
+
+
+class Transform:
+    """Base of every transformation (see the module docstring for what a subclass declares)."""
+
+    kind: ClassVar[str] = ""
+    level: ClassVar[str] = ""
+    feature_slot: ClassVar[int | None] = None
+    feature_flag: ClassVar[str | None] = None
+    enabler: ClassVar[bool] = False
+    refines: ClassVar[bool] = False
+
+    def touched(self) -> frozenset[str]:
+        raise NotImplementedError
+
+    def apply(self, L: Lowered) -> Lowered:
+        raise NotImplementedError
+
+    def describe(self, L: Lowered) -> str:
+        raise NotImplementedError
+
+    def encoding(self) -> Encoding:
+        raise NotImplementedError
+
+    def check(self, deps: "Dependences", before: Lowered, after: Lowered, explain: bool = False) -> str | None:
+        raise NotImplementedError
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterable["Transform | tuple[Transform, ...]"]:
+        return ()
+
+    def to_json(self) -> dict:
+        out: dict = {"kind": self.kind}
+        for f in fields(self):  # type: ignore[arg-type]
+            out[f.name] = _jsonable(getattr(self, f.name))
+        return out
+
+    @staticmethod
+    def from_json(d: dict) -> "Transform":
+        cls = TRANSFORMS.by_kind(d["kind"])
+        return cls(**{k: _tupled(v) for k, v in d.items() if k != "kind"})
+
+
+Candidate = tuple[Transform, ...]  # one step, or a short sequence offered as one candidate
+
+
+def loop_refs(loops) -> tuple[LoopRef, ...]:
+    return tuple(LoopRef(tuple(s), r) for s, r in loops)
+
+
+def band_refs(bands) -> tuple[BandRef, ...]:
+    return tuple(BandRef(tuple(s), tuple(r), tuple(z)) for s, r, z in bands)
+
+
+def _jsonable(v):
+    if isinstance(v, tuple):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+def _tupled(v):
+    if isinstance(v, list):
+        return tuple(_tupled(x) for x in v)
+    return v
+
+
+class Registry:
+    """Transformation classes by kind, in registration order (which is candidate order)."""
+
+    def __init__(self) -> None:
+        self._classes: dict[str, type[Transform]] = {}
+
+    def register(self, cls: type[Transform]) -> type[Transform]:
+        """Add a transformation class (usable as a class decorator)."""
+        if cls.level not in LEVEL_NAMES:
+            raise ValueError(f"{cls.__name__}: unknown level {cls.level!r} (levels: {', '.join(LEVEL_NAMES)})")
+        if cls.kind in self._classes and self._classes[cls.kind] is not cls:
+            raise ValueError(f"a transformation of kind {cls.kind!r} is already registered")
+        self._classes[cls.kind] = cls
+        return cls
+
+    @contextlib.contextmanager
+    def scoped(self) -> Iterator["Registry"]:
+        """Registrations made inside the block are undone after it (tests)."""
+        saved = dict(self._classes)
+        try:
+            yield self
+        finally:
+            self._classes = saved
+
+    def by_kind(self, kind: str) -> type[Transform]:
+        try:
+            return self._classes[kind]
+        except KeyError:
+            raise ValueError(f"unknown transformation kind {kind!r}") from None
+
+    def kinds(self) -> list[str]:
+        return list(self._classes)
+
+    def at_level(self, level: str) -> list[type[Transform]]:
+        return [c for c in self._classes.values() if c.level == level]
+
+    def generate(self, level: str, lowered: Lowered, deps: "Dependences") -> list[Candidate]:
+        """Every candidate the level's transformations propose for `lowered`, each once, in
+        registration order (loop by loop at a per-loop level)."""
+        spec = next(l for l in LEVELS if l.name == level)
+        ctx = CandidateContext(lowered, deps)
+        classes = self.at_level(level)
+        if spec.per_loop:
+            found = (c for loop in ctx.tree.loops() for cls in classes for c in cls.candidates(ctx.at(loop)))
+        else:
+            found = (c for cls in classes for c in cls.candidates(ctx))
+        out: list[Candidate] = []
+        seen: set = set()
+        for c in found:
+            cand = c if isinstance(c, tuple) else (c,)
+            if cand not in seen:
+                seen.add(cand)
+                out.append(cand)
+        return out
+
+
+TRANSFORMS = Registry()
+register = TRANSFORMS.register

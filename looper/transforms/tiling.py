@@ -1,0 +1,144 @@
+"""Tile level: strip-mine a perfectly nested, permutable band and move its tile loops outside.
+
+A tiled loop at row r becomes a tile loop `floor(r / size)` followed by a static row, inserted at
+the band's first row; the point loops keep their rows (shifted by the inserted ones).  Legal when
+the band is permutable (no dependence left unsatisfied by the rows before it goes backwards in
+any of its rows) and every parallel loop of the band still carries nothing once it is a tile loop.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar, Iterator
+
+from ..ir.looptree import LoopNode, LoopTree, loop_label
+from ..ir.rows import TILE_ROWS, BandRef
+from ..ir.schedule import Lowered, Row
+from ..poly.deps import Dependences
+from ..poly.legality import is_parallel, is_permutable
+from .registry import CandidateContext, Encoding, Transform, band_refs, register
+
+TILE_SIZES = (32, 64, 128)
+
+
+@register
+@dataclass(frozen=True)
+class Tile(Transform):
+    """Strip-mine perfectly nested bands of 2 or 3 loops and move the tile loops outside them.
+
+    Several bands (of different nests) may be tiled in one step; each is named by its rows before
+    the step, and rows inserted for an earlier band shift the later ones.
+    """
+
+    bands: tuple[BandRef, ...]
+    kind: ClassVar[str] = "tile"
+    level: ClassVar[str] = "tile"
+    feature_slot: ClassVar[int] = 7
+    refines: ClassVar[bool] = True
+
+    def __post_init__(self):  # accept plain tuples (JSON, tests): name them
+        object.__setattr__(self, "bands", band_refs(self.bands))
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(s for band in self.bands for s in band.statements)
+
+    def apply(self, L: Lowered) -> Lowered:
+        inserted: list[tuple[int, int]] = []  # (position in original numbering, width)
+        for stmts, rows, sizes in self.bands:
+            offset = sum(w for at, w in inserted if at <= rows[0])
+            L = tile_band(L, stmts, tuple(r + offset for r in rows), sizes)
+            inserted.append((rows[0], TILE_ROWS * len(rows)))
+        return L
+
+    def describe(self, L: Lowered) -> str:
+        parts = []
+        for stmts, rows, sizes in self.bands:
+            names = [loop_label(L, stmts, r) for r in rows]
+            parts.append(f"{','.join(names)},{','.join(map(str, sizes))}")
+        return "tile(" + " ; ".join(parts) + ")" if len(parts) > 1 else f"tile({parts[0]})"
+
+    def encoding(self) -> Encoding:
+        band = self.bands[0]
+        return Encoding(rows=band.rows, sizes=band.sizes)
+
+    def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
+        """Each band is a perfectly nested chain of loops and permutable; parallel loops of the
+        tiled statements carry nothing afterwards."""
+        tree_before = before.tree
+        for stmts, rows, _sizes in self.bands:
+            top = tree_before.find(rows[0], stmts)
+            if top is None:
+                return f"no loop at row {rows[0]} over {','.join(stmts)}"
+            chain = [l.row for l in tree_before.chain(top)]
+            if list(rows) != chain[:len(rows)]:
+                return "the band is not perfectly nested"
+            if not is_permutable(deps, before, list(rows), set(stmts)):
+                return "the band is not permutable (a dependence goes backwards in it)"
+        tiled = self.touched()
+        for loop in after.tree.loops():
+            if loop.statements & tiled and any((s, loop.row) in after.parallel for s in loop.statements):
+                if not is_parallel(deps, after, loop.row, set(loop.statements)):
+                    return "a parallel loop of the band would carry a dependence once tiled"
+        return None
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterator["Tile"]:
+        """Per size, the first band of every nest at once (when there are several nests), then
+        each band alone: the outer and inner 2 and 3 loops of every maximal chain."""
+        per_nest = _bands(ctx.tree)
+
+        def band(loops: list[LoopNode], size: int) -> BandRef:
+            return BandRef(loops[0].ref.statements, tuple(l.row for l in loops), (size,) * len(loops))
+
+        for size in TILE_SIZES:
+            firsts = [b[0] for b in per_nest.values() if b]
+            if len(firsts) > 1:
+                yield Tile(tuple(band(b, size) for b in firsts))
+            for bands in per_nest.values():
+                for b in bands:
+                    yield Tile((band(b, size),))
+
+
+def _bands(tree: LoopTree) -> dict[int, list[list[LoopNode]]]:
+    """Candidate bands (2 or 3 perfectly nested loops) per root nest index."""
+    out: dict[int, list[list[LoopNode]]] = {}
+    for k, nest in enumerate(tree.nests):
+        bands: list[list[LoopNode]] = []
+        for loop in nest.walk():
+            p = tree.parent(loop)
+            if p is not None and tree.chain(p)[1:2] == [loop]:
+                continue  # not the start of a maximal chain
+            chain = tree.chain(loop)
+            for band in (chain[:2], chain[:3], chain[-2:], chain[-3:]):
+                if len(band) >= 2 and band not in bands:
+                    bands.append(band)
+        out[k] = bands
+    return out
+
+
+def tile_band(L: Lowered, statements: tuple[str, ...], band: tuple[int, ...], sizes: tuple[int, ...]) -> Lowered:
+    """One band tiled: a (tile loop, static) row pair per loop inserted at the band's first row,
+    annotations moved with their rows (a parallel band loop's mark moves to its tile loop)."""
+    at = band[0]
+    width = TILE_ROWS * len(band)
+    mine = set(statements)
+    rows = {}
+    for s, r in L.rows.items():
+        r = list(r)
+        if s in mine:
+            ins = []
+            for row, size in zip(band, sizes):
+                base = r[row]
+                ins += [Row(base.coeffs, base.const, size), Row((0,) * len(base.coeffs))]
+        else:
+            ins = [Row((0,) * len(r[0].coeffs))] * width
+        rows[s] = tuple(r[:at] + ins + r[at:])
+
+    def moved(s: str, row: int) -> int:
+        if s in mine and row in band:
+            return at + TILE_ROWS * band.index(row)
+        return row + width if row >= at else row
+
+    parallel = frozenset((s, moved(s, r)) for s, r in L.parallel)
+    unroll = tuple((s, r + width if r >= at else r, f) for s, r, f in L.unroll)
+    vector = frozenset((s, r + width if r >= at else r) for s, r in L.vector)
+    return replace(L, rows=rows, parallel=parallel, unroll=unroll, vector=vector)
