@@ -12,6 +12,7 @@ in place).  With `-DPOLYBENCH_TIME` it prints each run's kernel time in seconds 
 from __future__ import annotations
 
 import weakref
+from importlib import resources
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -27,105 +28,16 @@ from .cexpr import c_assign, c_bound, c_name
 # OpenMP threads spin while waiting (runtime.run.TIMING_ENV).
 HARNESS_VERSION = 2
 
-PRELUDE = """\
-#define _POSIX_C_SOURCE 200809L
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <math.h>
-#include <time.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+def _template(name: str) -> str:
+    """A C file of the harness, shipped in `codegen/templates/`."""
+    return resources.files(__package__).joinpath("templates", name).read_text()
 
-/* PolyBench's dump format; -DLOOPER_EXACT_DUMP prints every bit (differential tests). */
-#ifdef LOOPER_EXACT_DUMP
-#define LOOPER_FMT_F64 "%.17g "
-#define LOOPER_FMT_F32 "%.9g "
-#else
-#define LOOPER_FMT_F64 "%0.2lf "
-#define LOOPER_FMT_F32 "%0.2f "
-#endif
-#define LOOPER_FMT_I64 "%ld "
-#define LOOPER_FMT_I32 "%d "
-#define LOOPER_FMT_I8 "%d "
 
-#ifndef floord
-#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
-#endif
-#ifndef min
-#define min(x, y) ((x) < (y) ? (x) : (y))
-#endif
-#ifndef max
-#define max(x, y) ((x) > (y) ? (x) : (y))
-#endif
-"""
+# Includes, the dump format, and the floord/min/max helpers isl's AST uses.
+PRELUDE = _template("prelude.c")
+# `main`: runs a variant REPEATS times (see the module docstring), checks or saves outputs.
+MAIN = _template("main.c")
 
-MAIN = r"""
-static double looper_now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int main(int argc, char **argv)
-{
-  int variant = argc > 1 ? atoi(argv[1]) : 0;
-  int repeats = argc > 2 ? atoi(argv[2]) : 1;
-  const char *mode = argc > 3 ? argv[3] : "-";   /* save:PATH | check:PATH | - */
-  double cutoff = argc > 4 ? atof(argv[4]) : 0.0; /* stop after the first run if slower */
-  if (variant < 0 || variant >= looper_n_variants || repeats < 1) {
-    fprintf(stderr, "usage: %s [VARIANT 0..%d [REPEATS [save:F|check:F|- [CUTOFF]]]]\n", argv[0],
-            looper_n_variants - 1);
-    return 2;
-  }
-  first_touch();  /* every page of every array mapped before anything is timed */
-  init_array();
-  if (repeats > 1)
-    save_state();
-#ifdef _OPENMP
-  /* Start the thread pool outside the timed region: thread creation is never timed. */
-  #pragma omp parallel
-  {
-    if (omp_get_thread_num() < 0)
-      abort();
-  }
-#endif
-  for (int r = 0; r < repeats; r++) {
-    if (r > 0)
-      restore_state();
-    double t0 = looper_now();
-    looper_kernels[variant]();
-    double t1 = looper_now();
-#ifdef POLYBENCH_TIME
-    printf("%0.9f\n", t1 - t0);
-    fflush(stdout);
-#endif
-    if (r == 0) {
-      if (strncmp(mode, "save:", 5) == 0 && save_outputs(mode + 5) != 0) {
-        fprintf(stderr, "cannot write %s\n", mode + 5);
-        return 3;
-      }
-      if (strncmp(mode, "check:", 6) == 0) {
-        long bad = check_outputs(mode + 6);
-        printf("LOOPER_CHECK %ld\n", bad);
-        fflush(stdout);
-        if (bad != 0)
-          return 4;
-      }
-      if (cutoff > 0 && t1 - t0 > cutoff) {
-        printf("LOOPER_CUTOFF\n");
-        break;
-      }
-    }
-  }
-#ifdef POLYBENCH_DUMP_ARRAYS
-  dump_arrays();
-#endif
-  return 0;
-}
-"""
 
 
 def _void_fn(name: str) -> cgen.Generable:

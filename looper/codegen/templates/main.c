@@ -1,0 +1,63 @@
+static double looper_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+  int variant = argc > 1 ? atoi(argv[1]) : 0;
+  int repeats = argc > 2 ? atoi(argv[2]) : 1;
+  const char *mode = argc > 3 ? argv[3] : "-";   /* save:PATH | check:PATH | - */
+  double cutoff = argc > 4 ? atof(argv[4]) : 0.0; /* stop after the first run if slower */
+  if (variant < 0 || variant >= looper_n_variants || repeats < 1) {
+    fprintf(stderr, "usage: %s [VARIANT 0..%d [REPEATS [save:F|check:F|- [CUTOFF]]]]\n", argv[0],
+            looper_n_variants - 1);
+    return 2;
+  }
+  first_touch();  /* every page of every array mapped before anything is timed */
+  init_array();
+  if (repeats > 1)
+    save_state();
+#ifdef _OPENMP
+  /* Start the thread pool outside the timed region: thread creation is never timed. */
+  #pragma omp parallel
+  {
+    if (omp_get_thread_num() < 0)
+      abort();
+  }
+#endif
+  for (int r = 0; r < repeats; r++) {
+    if (r > 0)
+      restore_state();
+    double t0 = looper_now();
+    looper_kernels[variant]();
+    double t1 = looper_now();
+#ifdef POLYBENCH_TIME
+    printf("%0.9f\n", t1 - t0);
+    fflush(stdout);
+#endif
+    if (r == 0) {
+      if (strncmp(mode, "save:", 5) == 0 && save_outputs(mode + 5) != 0) {
+        fprintf(stderr, "cannot write %s\n", mode + 5);
+        return 3;
+      }
+      if (strncmp(mode, "check:", 6) == 0) {
+        long bad = check_outputs(mode + 6);
+        printf("LOOPER_CHECK %ld\n", bad);
+        fflush(stdout);
+        if (bad != 0)
+          return 4;
+      }
+      if (cutoff > 0 && t1 - t0 > cutoff) {
+        printf("LOOPER_CUTOFF\n");
+        break;
+      }
+    }
+  }
+#ifdef POLYBENCH_DUMP_ARRAYS
+  dump_arrays();
+#endif
+  return 0;
+}
