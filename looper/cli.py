@@ -252,10 +252,34 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
     import os
 
     from .datagen.cluster import run_collection
-    from .datagen.collect import CollectConfig, DatasetWriter, config_json
+    from .datagen.collect import DatasetWriter, config_json
     from .runtime.machine import default_threads
 
     threads = threads or default_threads()
+    cfg = _collect_config(out_dir, beam, max_affine, per_level, explore, explore_model, repeat, threads,
+                          instances, scalars, patterns, scaled_products)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "config.json").write_text(config_json(cfg))
+    workers = workers or max(1, (os.cpu_count() or 1) // threads)
+    already = DatasetWriter(out_dir).n_points()
+    with _DatagenBar(quiet, programs, already) as bar:
+        stats = run_collection(range(start, start + programs), cfg, workers, scheduler, bar.update)
+    click.echo(f"{stats.programs} programs, {stats.points} points ({stats.measured} measured) in "
+               f"{stats.seconds:.0f} s: {stats.points_per_second:.2f} measured points/s; "
+               f"dataset now {DatasetWriter(out_dir).n_points()} points")
+    if stats.wrong:
+        click.echo(f"WARNING: {len(stats.wrong)} candidates computed wrong outputs (a looper bug):", err=True)
+        for w in stats.wrong[:20]:
+            click.echo(f"  {w}", err=True)
+    if stats.errors:
+        click.echo(f"{len(stats.errors)} programs failed (see {out_dir}/errors.log)", err=True)
+
+
+def _collect_config(out_dir: str, beam: int, max_affine: int, per_level: int, explore: int,
+                    explore_model: str | None, repeat: int, threads: int, instances: str, scalars: bool,
+                    patterns: str | None, scaled_products: bool):
+    """datagen's options checked and gathered into a `CollectConfig` (usage errors named)."""
+    from .datagen.collect import CollectConfig
     try:
         low, high = (float(x) for x in instances.split(":"))
         if not 1 <= low <= high:
@@ -272,43 +296,39 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
             raise LooperUsageError(f"--patterns: {e}") from None
     if explore_model and not explore:
         raise LooperUsageError("--explore-model: the lanes it guides need --explore N (N > 0)")
-    cfg = CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
-                        explore=explore, explore_model=explore_model, repeats=repeat, threads=threads,
-                        target_low=low, target_high=high, scalars=scalars, patterns=chosen,
-                        scaled_products=scaled_products)
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    (Path(out_dir) / "config.json").write_text(config_json(cfg))
-    workers = workers or max(1, (os.cpu_count() or 1) // threads)
-    already = DatasetWriter(out_dir).n_points()
-    bar = None
-    if not quiet:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-        bar = Progress(TextColumn("datagen"), BarColumn(), MofNCompleteColumn(),
-                       TextColumn("{task.fields[points]} points, {task.fields[rate]:.1f} points/s"),
-                       TimeRemainingColumn(), console=Console(stderr=True))
-        bar.__enter__()
-        task = bar.add_task("datagen", total=programs, points=already, rate=0.0)
+    return CollectConfig(out_dir=out_dir, beam=beam, max_affine=max_affine, max_per_parent=per_level,
+                         explore=explore, explore_model=explore_model, repeats=repeat, threads=threads,
+                         target_low=low, target_high=high, scalars=scalars, patterns=chosen,
+                         scaled_products=scaled_products)
 
-    def on_program(stats, total):
-        if bar is not None:
-            bar.update(task, total=total, completed=stats.programs, points=already + stats.points,
-                       rate=stats.points_per_second)
 
-    try:
-        stats = run_collection(range(start, start + programs), cfg, workers, scheduler, on_program)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
-    click.echo(f"{stats.programs} programs, {stats.points} points ({stats.measured} measured) in "
-               f"{stats.seconds:.0f} s: {stats.points_per_second:.2f} measured points/s; "
-               f"dataset now {DatasetWriter(out_dir).n_points()} points")
-    if stats.wrong:
-        click.echo(f"WARNING: {len(stats.wrong)} candidates computed wrong outputs (a looper bug):", err=True)
-        for w in stats.wrong[:20]:
-            click.echo(f"  {w}", err=True)
-    if stats.errors:
-        click.echo(f"{len(stats.errors)} programs failed (see {out_dir}/errors.log)", err=True)
+class _DatagenBar:
+    """datagen's progress on stderr: programs done, points, points per second (or nothing)."""
+
+    def __init__(self, quiet: bool, programs: int, already: int):
+        self.quiet, self.programs, self.already = quiet, programs, already
+        self.bar = None
+
+    def __enter__(self) -> "_DatagenBar":
+        if not self.quiet:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+            self.bar = Progress(TextColumn("datagen"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[points]} points, {task.fields[rate]:.1f} points/s"),
+                                TimeRemainingColumn(), console=Console(stderr=True))
+            self.bar.__enter__()
+            self.task = self.bar.add_task("datagen", total=self.programs, points=self.already, rate=0.0)
+        return self
+
+    def update(self, stats, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, total=total, completed=stats.programs, points=self.already + stats.points,
+                            rate=stats.points_per_second)
+
+    def __exit__(self, *exc) -> bool:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+        return False
 
 
 @main.command("train")

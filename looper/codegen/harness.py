@@ -11,13 +11,13 @@ in place).  With `-DPOLYBENCH_TIME` it prints each run's kernel time in seconds 
 """
 from __future__ import annotations
 
-import weakref
 from importlib import resources
 from dataclasses import dataclass
 from typing import Sequence
 
 import cgen
 
+from ..caching import per_object
 from ..ir.program import Array, Assign, DType, Guard, Loop, Node, Program
 from ..ir.schedule import Lowered
 from .ast import kernel_body
@@ -79,13 +79,14 @@ def _locals(arrays: Sequence[Array]) -> list[cgen.Generable]:
     return [cgen.Statement(f"{a.dtype.ctype} {c_name(a.name)} = 0") for a in arrays]
 
 
-_BODIES: "weakref.WeakKeyDictionary[Lowered, tuple]" = weakref.WeakKeyDictionary()
+@per_object
+def _body(lowered: Lowered) -> tuple:
+    """A schedule's loop nest (isl's AST build is the costly part: once per schedule)."""
+    return kernel_body(lowered)
 
 
 def kernel_function(lowered: Lowered, name: str) -> cgen.FunctionBody:
-    if lowered not in _BODIES:  # isl's AST build is the costly part: once per schedule
-        _BODIES[lowered] = kernel_body(lowered)
-    body, iterators = _BODIES[lowered]
+    body, iterators = _body(lowered)
     return _function(lowered.program, name, body, iterators)
 
 

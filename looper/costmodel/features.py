@@ -21,6 +21,7 @@ import numpy as np
 from ..ir.program import (
     Binary, Call, Cast, Const, DType, Expr, IterRef, Load, Program, Select, SizeRef, Statement, Unary,
 )
+from ..caching import Memo
 from ..ir.rows import first_statement, nesting_level
 from ..ir.schedule import Lowered, Row
 from ..transforms import Transform
@@ -126,7 +127,7 @@ class ProgramInfo:
         self.domain_rows: dict[str, np.ndarray] = {}
         self.expr: dict[str, np.ndarray] = {}
         # a candidate changes a few statements; the others' features equal the parent's
-        self.comp_cache: dict[tuple, CompFeatures] = {}
+        self.comp_cache: Memo = Memo()
         for st in program.statements:
             hull = st.domain.simple_hull() if st.depth else None
             bb = []
@@ -261,12 +262,9 @@ def featurize(schedule: Schedule, info: ProgramInfo | None = None) -> ProgramFea
         hist = history.get(st.name) or History()
         key = (st.name, L.rows[st.name], tuple(sorted(r for s, r in L.parallel if s == st.name)),
                tuple(sorted(u for u in L.unroll if u[0] == st.name)), hist.key())
-        c = info.comp_cache.get(key)
-        if c is None:
-            if len(info.comp_cache) > 50_000:
-                info.comp_cache.clear()
-            c = info.comp_cache[key] = _comp(st, L, info, hist)
-        comps.append(c)
+        if len(info.comp_cache) > 50_000:
+            info.comp_cache.clear()
+        comps.append(info.comp_cache.lookup(key, lambda: _comp(st, L, info, hist)))
     roots = [_node(n, L, info, index, 0) for n in tree.roots]
     return ProgramFeatures(comps, roots)
 
@@ -299,9 +297,39 @@ def _node(n, L: Lowered, info: ProgramInfo, index: dict[str, int], level: int):
     return ("loop", LoopFeatures(v, children))
 
 
-def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History") -> CompFeatures:
-    v = COMP.new()
+def _access(row: np.ndarray, a, st: Statement, info: ProgramInfo, steps: np.ndarray, n_loops: int) -> None:
+    """One access's ACCESS row: buffer, subscripts, and its address stride per loop of the
+    transformed nest (`steps`: iterator change per unit step of each loop)."""
     program = info.program
+    arr = program.arrays[a.array]
+    row[ACCESS["present"]] = 1
+    row[ACCESS["write"]] = float(a.is_write)
+    row[ACCESS["buffer"].start + info.buffers[a.array] % MAX_BUFFERS] = 1
+    row[ACCESS["rank"]] = arr.rank
+    idx = np.zeros((MAX_ARRAY_DIMS, MAX_ITERS + 1), dtype=np.float32)
+    lin = np.zeros(st.depth)
+    mult = 1
+    for d in reversed(range(min(arr.rank, MAX_ARRAY_DIMS))):
+        aff = a.index[d]
+        for i_k, it in enumerate(st.iterators[:MAX_ITERS]):
+            idx[d, i_k] = aff.coeff(it)
+        idx[d, MAX_ITERS] = slog(aff.substitute(program.sizes).const)
+    for d in reversed(range(arr.rank)):
+        for i_k, it in enumerate(st.iterators):
+            lin[i_k] += a.index[d].coeff(it) * mult
+        mult *= arr.extent[d]
+    row[ACCESS["index"]] = idx.ravel()
+    strides = steps @ lin if st.depth else np.zeros(n_loops)
+    for j in range(n_loops):
+        row[ACCESS["stride"].start + j] = slog(strides[j])
+    if n_loops:
+        row[ACCESS["inner_stride"]] = slog(abs(strides[n_loops - 1]))
+    row[ACCESS["footprint"]] = slog(math.prod(arr.extent) if arr.rank else 1)
+
+
+def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History") -> CompFeatures:
+    """One computation's COMP vector, expression and transformation history."""
+    v = COMP.new()
     dt = st.body.target.dtype
     v[COMP["dtype"].start + DTYPES.index(dt)] = 1
     v[COMP["depth"]] = st.depth
@@ -326,31 +354,7 @@ def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History") -> C
     steps = _inverse_steps(st, rows, loops)
     acc = np.zeros((MAX_ACCESSES, ACCESS.width), dtype=np.float32)
     for a_k, a in enumerate(st.accesses[:MAX_ACCESSES]):
-        row = acc[a_k]
-        arr = program.arrays[a.array]
-        row[ACCESS["present"]] = 1
-        row[ACCESS["write"]] = float(a.is_write)
-        row[ACCESS["buffer"].start + info.buffers[a.array] % MAX_BUFFERS] = 1
-        row[ACCESS["rank"]] = arr.rank
-        idx = np.zeros((MAX_ARRAY_DIMS, MAX_ITERS + 1), dtype=np.float32)
-        lin = np.zeros(st.depth)
-        mult = 1
-        for d in reversed(range(min(arr.rank, MAX_ARRAY_DIMS))):
-            aff = a.index[d]
-            for i_k, it in enumerate(st.iterators[:MAX_ITERS]):
-                idx[d, i_k] = aff.coeff(it)
-            idx[d, MAX_ITERS] = slog(aff.substitute(program.sizes).const)
-        for d in reversed(range(arr.rank)):
-            for i_k, it in enumerate(st.iterators):
-                lin[i_k] += a.index[d].coeff(it) * mult
-            mult *= arr.extent[d]
-        row[ACCESS["index"]] = idx.ravel()
-        strides = steps @ lin if st.depth else np.zeros(len(loops))
-        for j in range(len(loops)):
-            row[ACCESS["stride"].start + j] = slog(strides[j])
-        if len(loops):
-            row[ACCESS["inner_stride"]] = slog(abs(strides[len(loops) - 1]))
-        row[ACCESS["footprint"]] = slog(math.prod(arr.extent) if arr.rank else 1)
+        _access(acc[a_k], a, st, info, steps, len(loops))
     v[COMP["accesses"]] = acc.ravel()
     flags = history.flags
     v[COMP["fused"]] = float("fused" in flags)

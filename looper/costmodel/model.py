@@ -77,74 +77,98 @@ def _padded(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
     return out, torch.tensor([len(x) + 1 for x in seqs])
 
 
-def collate(samples: list[ProgramFeatures]) -> Batch:
-    comp_vec, exprs, expr_index, trans = [], [], [], []
-    unique_expr: dict[int, int] = {}  # candidates of one program share their statements' expressions
-    unique_comp: dict[tuple, int] = {}
-    comp_index: list[int] = []
-    unique_loop: dict[tuple, int] = {}
-    loop_vec: list[np.ndarray] = []
-    loop_index: list[int] = []
-    nodes: list[tuple[int, list[int], list[int]]] = []  # per distinct loop: (height, comps, loops)
-    roots = []
-    comp_owner: list[int] = []
-    loop_owner: list[int] = []
-    for sample, f in enumerate(samples):
-        base = len(comp_index)
-        comp_owner += [sample] * len(f.comps)
+class _Collector:
+    """Distinct computations and loops of a batch's samples, numbered once each: candidates of one
+    program share most of them, and equal ones are embedded once."""
+
+    def __init__(self) -> None:
+        self.comp_vec: list[np.ndarray] = []
+        self.exprs: list[torch.Tensor] = []
+        self.expr_index: list[int] = []
+        self.trans: list[torch.Tensor] = []
+        self.unique_expr: dict[int, int] = {}  # candidates of one program share their statements' expressions
+        self.unique_comp: dict[tuple, int] = {}
+        self.comp_index: list[int] = []
+        self.unique_loop: dict[tuple, int] = {}
+        self.loop_vec: list[np.ndarray] = []
+        self.loop_index: list[int] = []
+        self.nodes: list[tuple[int, list[int], list[int]]] = []  # per distinct loop: (height, comps, loops)
+        self.roots: list[list[tuple[str, int]]] = []
+        self.comp_owner: list[int] = []
+        self.loop_owner: list[int] = []
+
+    def add(self, sample: int, f: ProgramFeatures) -> None:
+        base = len(self.comp_index)
+        self.comp_owner += [sample] * len(f.comps)
         for c in f.comps:
-            key = (id(c.expression), c.vector.tobytes(), c.transforms.tobytes())
-            u = unique_comp.get(key)
-            if u is None:
-                u = unique_comp[key] = len(comp_vec)
-                comp_vec.append(c.vector)
-                k = unique_expr.get(id(c.expression))
-                if k is None:
-                    k = unique_expr[id(c.expression)] = len(exprs)
-                    exprs.append(torch.from_numpy(c.expression))
-                expr_index.append(k)
-                t = np.concatenate([np.zeros((1, TRANSFORM.width), np.float32), c.transforms]) \
-                    if len(c.transforms) else np.zeros((1, TRANSFORM.width), np.float32)
-                trans.append(torch.from_numpy(t))
-            comp_index.append(u)
+            self.comp_index.append(self._comp(c))
+        self.roots.append([self._node(r, base, sample) for r in f.roots])
 
-        def add(node) -> tuple[str, int]:
-            kind, x = node
-            if kind == "comp":
-                return ("c", comp_index[base + x])
-            kids = tuple(add(ch) for ch in x.children)
-            key = (x.vector.tobytes(), kids)
-            u = unique_loop.get(key)
-            if u is None:
-                u = unique_loop[key] = len(nodes)
-                height = 1 + max([nodes[i][0] for k, i in kids if k == "l"], default=-1)
-                nodes.append((height, [i for k, i in kids if k == "c"], [i for k, i in kids if k == "l"]))
-                loop_vec.append(x.vector)
-            loop_index.append(u)
-            loop_owner.append(sample)
-            return ("l", u)
+    def _comp(self, c) -> int:
+        key = (id(c.expression), c.vector.tobytes(), c.transforms.tobytes())
+        u = self.unique_comp.get(key)
+        if u is None:
+            u = self.unique_comp[key] = len(self.comp_vec)
+            self.comp_vec.append(c.vector)
+            k = self.unique_expr.get(id(c.expression))
+            if k is None:
+                k = self.unique_expr[id(c.expression)] = len(self.exprs)
+                self.exprs.append(torch.from_numpy(c.expression))
+            self.expr_index.append(k)
+            t = np.concatenate([np.zeros((1, TRANSFORM.width), np.float32), c.transforms]) \
+                if len(c.transforms) else np.zeros((1, TRANSFORM.width), np.float32)
+            self.trans.append(torch.from_numpy(t))
+        return u
 
-        roots.append([add(r) for r in f.roots])
-    n_comps = len(comp_vec)
-    levels = []
-    for h in range(max((n[0] for n in nodes), default=-1) + 1):
-        ids = [i for i, n in enumerate(nodes) if n[0] == h]
-        comps, comp_len = _padded([[c + 1 for c in nodes[i][1]] for i in ids])
-        loops, loop_len = _padded([[c + 1 for c in nodes[i][2]] for i in ids])
-        levels.append(Level(torch.tensor(ids), comps, comp_len, loops, loop_len))
-    root_idx, root_len = _padded([[i + 1 if k == "c" else n_comps + 1 + i for k, i in r] for r in roots])
-    return Batch(
-        comp_vec=torch.from_numpy(np.stack(comp_vec)),
-        expr=pad_sequence(exprs, batch_first=True),
-        expr_len=torch.tensor([len(e) for e in exprs]),
-        expr_index=torch.tensor(expr_index),
-        comp_index=torch.tensor(comp_index),
-        trans=pad_sequence(trans, batch_first=True),
-        trans_len=torch.tensor([len(t) for t in trans]),
-        loop_vec=torch.from_numpy(np.stack(loop_vec)) if loop_vec else torch.zeros(0, LOOP.width),
-        loop_index=torch.tensor(loop_index, dtype=torch.long),
-        levels=levels, roots=root_idx, root_len=root_len,
-        comp_owner=torch.tensor(comp_owner), loop_owner=torch.tensor(loop_owner, dtype=torch.long))
+    def _node(self, node, base: int, sample: int) -> tuple[str, int]:
+        kind, x = node
+        if kind == "comp":
+            return ("c", self.comp_index[base + x])
+        kids = tuple(self._node(ch, base, sample) for ch in x.children)
+        key = (x.vector.tobytes(), kids)
+        u = self.unique_loop.get(key)
+        if u is None:
+            u = self.unique_loop[key] = len(self.nodes)
+            height = 1 + max([self.nodes[i][0] for k, i in kids if k == "l"], default=-1)
+            self.nodes.append((height, [i for k, i in kids if k == "c"], [i for k, i in kids if k == "l"]))
+            self.loop_vec.append(x.vector)
+        self.loop_index.append(u)
+        self.loop_owner.append(sample)
+        return ("l", u)
+
+    def levels(self) -> list[Level]:
+        """The distinct loops grouped by height (leaves first): the recursion's order."""
+        out = []
+        for h in range(max((n[0] for n in self.nodes), default=-1) + 1):
+            ids = [i for i, n in enumerate(self.nodes) if n[0] == h]
+            comps, comp_len = _padded([[c + 1 for c in self.nodes[i][1]] for i in ids])
+            loops, loop_len = _padded([[c + 1 for c in self.nodes[i][2]] for i in ids])
+            out.append(Level(torch.tensor(ids), comps, comp_len, loops, loop_len))
+        return out
+
+    def batch(self) -> Batch:
+        n_comps = len(self.comp_vec)
+        root_idx, root_len = _padded([[i + 1 if k == "c" else n_comps + 1 + i for k, i in r] for r in self.roots])
+        return Batch(
+            comp_vec=torch.from_numpy(np.stack(self.comp_vec)),
+            expr=pad_sequence(self.exprs, batch_first=True),
+            expr_len=torch.tensor([len(e) for e in self.exprs]),
+            expr_index=torch.tensor(self.expr_index),
+            comp_index=torch.tensor(self.comp_index),
+            trans=pad_sequence(self.trans, batch_first=True),
+            trans_len=torch.tensor([len(t) for t in self.trans]),
+            loop_vec=torch.from_numpy(np.stack(self.loop_vec)) if self.loop_vec else torch.zeros(0, LOOP.width),
+            loop_index=torch.tensor(self.loop_index, dtype=torch.long),
+            levels=self.levels(), roots=root_idx, root_len=root_len,
+            comp_owner=torch.tensor(self.comp_owner), loop_owner=torch.tensor(self.loop_owner, dtype=torch.long))
+
+
+def collate(samples: list[ProgramFeatures]) -> Batch:
+    """Samples -> one batch of tensors, each distinct computation and loop once."""
+    c = _Collector()
+    for sample, f in enumerate(samples):
+        c.add(sample, f)
+    return c.batch()
 
 
 def _mlp(n_in: int, hidden: int, n_out: int, dropout: float) -> nn.Sequential:

@@ -296,6 +296,56 @@ def _copy(b: _Builder) -> None:
     b.emit(2, f"{dst.name}[j, i] = {src.name}[i, j]")
 
 
+@dataclass
+class _Coupling:
+    """The nests of one coupled-fields time loop (`_coupled`): index text, differences, nests."""
+
+    b: _Builder
+    dims: tuple[str, ...]
+    vars_: tuple[str, ...]
+    integer: bool
+
+    def shifted(self, arr: str, d: int, off: int) -> str:
+        """`arr` indexed at the loop point moved by `off` along dimension `d`."""
+        p = list(self.vars_)
+        if off:
+            p[d] = f"{self.vars_[d]} {'-' if off < 0 else '+'} {abs(off)}"
+        return f"{arr}[{_idx(tuple(p))}]"
+
+    def differences(self, f: _Array, fields: list[_Array]) -> tuple[list[str], dict[int, tuple[int, int]]]:
+        """One-sided differences of (up to two) other fields, and the margins they need."""
+        rng, nd = self.b.rng, len(self.vars_)
+        terms, margins = [], {}
+        for g in rng.sample([x for x in fields if x is not f], k=min(2, len(fields) - 1)):
+            d = rng.randrange(nd)
+            lo, hi = margins.get(d, (0, 0))
+            if rng.random() < 0.5:  # backward difference g[x] - g[x - e_d]
+                terms.append(f"({self.shifted(g.name, d, 0)} - {self.shifted(g.name, d, -1)})")
+                margins[d] = (1, hi)
+            else:  # forward difference g[x + e_d] - g[x]
+                terms.append(f"({self.shifted(g.name, d, 1)} - {self.shifted(g.name, d, 0)})")
+                margins[d] = (lo, 1)
+        return terms, margins
+
+    def nest(self, target: _Array, terms: list[str], margins: dict[int, tuple[int, int]]) -> None:
+        """A nest updating `target` in place from `terms`, sometimes in transposed loop order."""
+        b, rng, nd = self.b, self.b.rng, len(self.vars_)
+        order = list(range(nd))
+        if nd >= 2 and rng.random() < 0.25:
+            order[0], order[1] = order[1], order[0]  # a transposed nest
+        for depth, d in enumerate(order):
+            lo, hi = margins.get(d, (0, 0))
+            upper = f"{self.dims[d]} - {hi}" if hi else self.dims[d]
+            bound = f"{lo}, {upper}" if lo else upper
+            b.emit(1 + depth, f"for {self.vars_[d]} in range({bound}):")
+        here = f"{target.name}[{_idx(self.vars_)}]"
+        if self.integer:
+            rhs = f"({here} - ({' + '.join(terms)}) // 2) % 1000"
+        else:
+            rhs = f"{here} - {rng.choice(['0.5', '0.25', '0.125'])} * ({' + '.join(terms)})"
+        b.emit(1 + nd, f"{here} = {rhs}")
+
+
 def _coupled(b: _Builder) -> None:
     """Fields coupled in one time loop, as fdtd-2d, heat-3d and adi are: several nests per time
     step, each updating one field in place from one-sided differences of the others, perhaps a
@@ -313,50 +363,17 @@ def _coupled(b: _Builder) -> None:
         f = b.pick_input(dims, prefer_written=0.4, exclude=tuple(fields))
         f.written = True
         fields.append(f)
-    integer = b.dtype == "i32"
-
-    def shifted(arr: str, d: int, off: int) -> str:
-        p = list(vars_)
-        if off:
-            p[d] = f"{vars_[d]} {'-' if off < 0 else '+'} {abs(off)}"
-        return f"{arr}[{_idx(tuple(p))}]"
-
-    def nest(target: _Array, terms: list[str], margins: dict[int, tuple[int, int]]) -> None:
-        order = list(range(nd))
-        if nd >= 2 and rng.random() < 0.25:
-            order[0], order[1] = order[1], order[0]  # a transposed nest
-        for depth, d in enumerate(order):
-            lo, hi = margins.get(d, (0, 0))
-            upper = f"{dims[d]} - {hi}" if hi else dims[d]
-            bound = f"{lo}, {upper}" if lo else upper
-            b.emit(1 + depth, f"for {vars_[d]} in range({bound}):")
-        here = f"{target.name}[{_idx(vars_)}]"
-        if integer:
-            rhs = f"({here} - ({' + '.join(terms)}) // 2) % 1000"
-        else:
-            rhs = f"{here} - {rng.choice(['0.5', '0.25', '0.125'])} * ({' + '.join(terms)})"
-        b.emit(1 + nd, f"{here} = {rhs}")
-
+    c = _Coupling(b, dims, vars_, b.dtype == "i32")
     if nd >= 2 and rng.random() < 0.5:  # boundary row from a per-step source
         src = b.pick_input(("T",), prefer_written=0.0)
         b.emit(1, f"for {vars_[1]} in range({dims[1]}):")
         row = ("0", vars_[1]) + ("0",) * (nd - 2)
         b.emit(2, f"{fields[0].name}[{_idx(row)}] = {src.name}[t]")
     for f in fields:
-        terms, margins = [], {}
-        for g in rng.sample([x for x in fields if x is not f], k=min(2, len(fields) - 1)):
-            d = rng.randrange(nd)
-            lo, hi = margins.get(d, (0, 0))
-            if rng.random() < 0.5:  # backward difference g[x] - g[x - e_d]
-                terms.append(f"({shifted(g.name, d, 0)} - {shifted(g.name, d, -1)})")
-                margins[d] = (1, hi)
-            else:  # forward difference g[x + e_d] - g[x]
-                terms.append(f"({shifted(g.name, d, 1)} - {shifted(g.name, d, 0)})")
-                margins[d] = (lo, 1)
-        nest(f, terms, margins)
+        c.nest(f, *c.differences(f, fields))
     if nd >= 2 and rng.random() < 0.4:  # a sweep: a recurrence along one dimension
         f, d = rng.choice(fields), rng.randrange(nd)
-        nest(f, [shifted(f.name, d, -1)], {d: (1, 0)})
+        c.nest(f, [c.shifted(f.name, d, -1)], {d: (1, 0)})
     for f in fields:
         f.read = True
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Callable
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import islpy as isl
 
+from ..caching import memoized
 from .looptree import LoopTree, build_tree
 from .program import Program
 from .rows import n_rows
@@ -131,7 +132,7 @@ def combine(rows: list[Row], coeffs: tuple[int, ...], which: tuple[int, ...]) ->
     return Row(tuple(c), const)
 
 
-@lru_cache(maxsize=8192)
+@memoized(maxsize=8192)
 def _parsed_map(text: str) -> isl.Map:
     """isl parses each statement's schedule once: a candidate changes a few statements' rows and
     shares the others' (and their text) with its parent."""

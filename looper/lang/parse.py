@@ -518,38 +518,20 @@ class _Parser:
         return Load(name, index, arr.dtype)
 
     def expression(self, node: ast.expr, scope: _Scope) -> _Typed:
+        """A typed value expression (literals typed weakly, see `unify`)."""
         if isinstance(node, ast.Constant):
             v = node.value
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise self.error(node, f"unsupported constant {v!r}")
             return _Typed(Const(v, DType.F64 if isinstance(v, float) else DType.I32), True)
         if isinstance(node, ast.Name):
-            n = node.id
-            if n in scope.iterators:
-                return _Typed(IterRef(n))
-            if n in self.size_params:
-                return _Typed(SizeRef(n))
-            arr = self.arrays.get(n) or scope.locals.get(n)
-            if arr is None:
-                raise self.error(node, f"unknown name '{n}'")
-            if arr.rank:
-                raise self.error(node, f"array '{n}' used without subscripts")
-            return _Typed(Load(n, (), arr.dtype))
+            return self.name(node, scope)
         if isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Subscript):
                 raise self.error(node, "write A[i, j], not A[i][j]")
             return _Typed(self.subscript(node, scope))
         if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.UAdd):
-                return self.expression(node.operand, scope)
-            x = self.expression(node.operand, scope)
-            if isinstance(node.op, ast.USub):
-                if isinstance(x.expr, Const):
-                    return _Typed(Const(-x.expr.value, x.dtype), x.weak)
-                return _Typed(Unary("-", x.expr, x.dtype), x.weak)
-            if isinstance(node.op, ast.Not):
-                return _Typed(Unary("!", x.expr, DType.I32))
-            raise self.error(node, f"unsupported operator '{OP_SPELLING.get(type(node.op), '?')}'")
+            return self.unary(node, scope)
         if isinstance(node, ast.BinOp):
             op = BIN_OPS.get(type(node.op))
             if op is None:
@@ -557,19 +539,7 @@ class _Parser:
             return self.arith(node, op, self.expression(node.left, scope),
                               self.expression(node.right, scope))
         if isinstance(node, ast.Compare):
-            terms = [self.expression(node.left, scope)] + \
-                    [self.expression(c, scope) for c in node.comparators]
-            parts = []
-            for k, op in enumerate(node.ops):
-                c = CMP_OPS.get(type(op))
-                if c is None:
-                    raise self.error(node, f"unsupported comparison '{OP_SPELLING.get(type(op), '?')}'")
-                l, r = self.unify(terms[k], terms[k + 1])
-                parts.append(Binary(c, l.expr, r.expr, DType.I32))
-            out = parts[0]
-            for p in parts[1:]:
-                out = Binary("&&", out, p, DType.I32)
-            return _Typed(out)
+            return self.compare(node, scope)
         if isinstance(node, ast.BoolOp):
             op = "&&" if isinstance(node.op, ast.And) else "||"
             vals = [self.expression(v, scope).expr for v in node.values]
@@ -589,6 +559,47 @@ class _Parser:
         if isinstance(node, ast.Attribute):
             raise self.error(node, f"unsupported attribute access '{ast.unparse(node)}'")
         raise self.error(node, f"unsupported expression '{ast.unparse(node)}'")
+
+    def name(self, node: ast.Name, scope: _Scope) -> _Typed:
+        """A loop variable, a size, or a scalar read."""
+        n = node.id
+        if n in scope.iterators:
+            return _Typed(IterRef(n))
+        if n in self.size_params:
+            return _Typed(SizeRef(n))
+        arr = self.arrays.get(n) or scope.locals.get(n)
+        if arr is None:
+            raise self.error(node, f"unknown name '{n}'")
+        if arr.rank:
+            raise self.error(node, f"array '{n}' used without subscripts")
+        return _Typed(Load(n, (), arr.dtype))
+
+    def unary(self, node: ast.UnaryOp, scope: _Scope) -> _Typed:
+        if isinstance(node.op, ast.UAdd):
+            return self.expression(node.operand, scope)
+        x = self.expression(node.operand, scope)
+        if isinstance(node.op, ast.USub):
+            if isinstance(x.expr, Const):
+                return _Typed(Const(-x.expr.value, x.dtype), x.weak)
+            return _Typed(Unary("-", x.expr, x.dtype), x.weak)
+        if isinstance(node.op, ast.Not):
+            return _Typed(Unary("!", x.expr, DType.I32))
+        raise self.error(node, f"unsupported operator '{OP_SPELLING.get(type(node.op), '?')}'")
+
+    def compare(self, node: ast.Compare, scope: _Scope) -> _Typed:
+        """A (chained) comparison: `a < b < c` is `a < b && b < c`."""
+        terms = [self.expression(node.left, scope)] + [self.expression(c, scope) for c in node.comparators]
+        parts = []
+        for k, op in enumerate(node.ops):
+            c = CMP_OPS.get(type(op))
+            if c is None:
+                raise self.error(node, f"unsupported comparison '{OP_SPELLING.get(type(op), '?')}'")
+            l, r = self.unify(terms[k], terms[k + 1])
+            parts.append(Binary(c, l.expr, r.expr, DType.I32))
+        out = parts[0]
+        for p in parts[1:]:
+            out = Binary("&&", out, p, DType.I32)
+        return _Typed(out)
 
     def call(self, node: ast.Call, scope: _Scope) -> _Typed:
         if not isinstance(node.func, ast.Name):

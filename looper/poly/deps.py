@@ -8,11 +8,12 @@ remove them by privatizing the scalar (`privatize.py`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import islpy as isl
 
+from ..caching import Memo
 from ..ir.program import Program
 from ..ir.schedule import original
 from .privatize import ScalarFlow, scalar_flows
@@ -29,6 +30,7 @@ class Dependences:
     shared: isl.UnionMap  # all of the above except those through the scalars below
     scalars: dict[str, ScalarFlow]  # kernel-local scalars the kernel writes: privatization candidates
     through: dict[str, isl.UnionMap]  # per such scalar, the dependences through it
+    selected: Memo = field(default_factory=Memo, repr=False)  # `_select`'s answers
 
     @cached_property
     def all(self) -> isl.UnionMap:
@@ -72,12 +74,10 @@ class Dependences:
         return {kind: self._select(frozenset(statements), both=False, kind=kind) for kind in self.kinds()}
 
     def _select(self, statements: frozenset[str], both: bool, kind: str | None = None) -> isl.UnionMap:
-        key = (statements, both, kind)
-        cache = self.__dict__.setdefault("_selected", {})
-        if key not in cache:
+        def compute():
             inner, crossing = split_by_statements(self.relation(kind), statements)
-            cache[key] = inner if both else inner.union(crossing)
-        return cache[key]
+            return inner if both else inner.union(crossing)
+        return self.selected.lookup((statements, both, kind), compute)
 
 
 def _memory(writes: isl.UnionMap, reads: isl.UnionMap, before: isl.UnionMap):
@@ -89,6 +89,7 @@ def _memory(writes: isl.UnionMap, reads: isl.UnionMap, before: isl.UnionMap):
 
 
 def compute_dependences(program: Program) -> Dependences:
+    """All memory-based dependences of the kernel, in its original order (once per program)."""
     sched = original(program).union_map.intersect_domain(program.domains())
     before = sched.lex_lt_union_map(sched)
     scalars = scalar_flows(program)

@@ -13,10 +13,10 @@ because a schedule that keeps all memory-based dependences keeps each read's las
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import islpy as isl
 
+from ..caching import Memo, per_object
 from ..ir.program import Program
 from ..ir.schedule import original
 from .relations import maps_of, split_by_statements
@@ -30,18 +30,18 @@ class ScalarFlow:
     writers: frozenset[str]  # statements that write it
     values: isl.UnionMap  # value-based flow: the last write -> each read
     unsourced: frozenset[str]  # statements that read the value it had before any write
-    _inside: dict = field(default_factory=dict, repr=False)
+    _inside: Memo = field(default_factory=Memo, repr=False)
 
     def inside(self, statements: frozenset[str]) -> isl.UnionMap | None:
         """The value flow among `statements`; None when a value crosses into or out of them."""
-        if statements not in self._inside:
+        def compute():
             inner, crossing = split_by_statements(self.values, statements)
             entering = bool(self.unsourced & statements)  # a read of the value before the kernel
-            self._inside[statements] = None if entering or not crossing.is_empty() else inner
-        return self._inside[statements]
+            return None if entering or not crossing.is_empty() else inner
+        return self._inside.lookup(statements, compute)
 
 
-@lru_cache(maxsize=64)
+@per_object
 def scalar_flows(program: Program) -> dict[str, ScalarFlow]:
     """Per kernel-local scalar that some statement writes, its dataflow (once per program)."""
     names = sorted(a.name for a in program.arrays.values() if a.role == "local" and a.rank == 0)

@@ -203,6 +203,7 @@ def score(state: BeamState, fresh: list[Explored], evaluator: Evaluator) -> None
 
 
 def unscored(fresh: list[Explored], scored: dict) -> int:
+    """How many new candidates the evaluator will be asked about (progress display)."""
     return sum(1 for e in fresh if e.schedule.identity not in scored)
 
 

@@ -8,6 +8,7 @@ from .beam import SearchResult
 
 
 def summary_lines(program: Program, result: SearchResult, evaluator: str) -> list[str]:
+    """The answer, its speedup (measured or predicted: the report says which), search statistics."""
     sc = result.best_score
     lines = [f"{program.name} [{program.size_label}]: {result.best.describe()}"]
     kind = "measured" if evaluator in ("measure", "hybrid") and sc.status == "ok" else "predicted"
@@ -26,6 +27,7 @@ def summary_lines(program: Program, result: SearchResult, evaluator: str) -> lis
 
 
 def explain_lines(result: SearchResult) -> list[str]:
+    """Why each dropped candidate was dropped (--explain): isl's reason, or its failed measurement."""
     out = []
     for e in result.explored[1:]:
         if e.rejected:
@@ -36,6 +38,7 @@ def explain_lines(result: SearchResult) -> list[str]:
 
 
 def report_json(program: Program, result: SearchResult, evaluator: str, extra: dict | None = None) -> dict:
+    """The whole search as JSON (--json): the answer, replayable transformations, every candidate."""
     sc = result.best_score
     return {
         "program": program.name,

@@ -164,10 +164,12 @@ Candidate = tuple[Transform, ...]  # one step, or a short sequence offered as on
 
 
 def loop_refs(loops) -> tuple[LoopRef, ...]:
+    """Loops given as plain (statements, row) pairs (JSON, tests), named `LoopRef`s."""
     return tuple(LoopRef(tuple(s), r) for s, r in loops)
 
 
 def band_refs(bands) -> tuple[BandRef, ...]:
+    """Bands given as plain (statements, rows, sizes) triples, named `BandRef`s."""
     return tuple(BandRef(tuple(s), tuple(r), tuple(z)) for s, r, z in bands)
 
 
