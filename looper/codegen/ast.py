@@ -16,57 +16,10 @@ from ..ir.rows import row_of_iterator
 from ..ir.schedule import Lowered, original
 from .balance import cyclic_chunk
 from .cexpr import c_assign, c_name
+from .islexpr import ATOM, isl_expr, isl_c
+from .microkernel import KernelText, full_tiles, roles_of, uses_iterators
 
-_OP = isl.ast_expr_op_type
-_BIN = {
-    _OP.add: ("+", 5), _OP.sub: ("-", 5), _OP.mul: ("*", 6), _OP.div: ("/", 6),
-    _OP.pdiv_q: ("/", 6), _OP.pdiv_r: ("%", 6), _OP.zdiv_r: ("%", 6),
-    _OP.eq: ("==", 3), _OP.le: ("<=", 4), _OP.lt: ("<", 4), _OP.ge: (">=", 4), _OP.gt: (">", 4),
-    _OP.and_: ("&&", 2), _OP.and_then: ("&&", 2), _OP.or_: ("||", 1), _OP.or_else: ("||", 1),
-}
-_ATOM = 9
 PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in parallel
-
-
-def _expr(e: isl.AstExpr) -> tuple[str, int]:
-    t = e.get_type()
-    if t == isl.ast_expr_type.id:
-        return e.get_id().get_name(), _ATOM
-    if t == isl.ast_expr_type.int:
-        v = e.get_val().to_python()
-        return str(v), (_ATOM if v >= 0 else 7)
-    op = e.get_op_type()
-    args = [e.get_op_arg(k) for k in range(e.get_op_n_arg())]
-    if op in _BIN:
-        sym, p = _BIN[op]
-        lt, lp = _expr(args[0])
-        rt, rp = _expr(args[1])
-        if lp < p:
-            lt = f"({lt})"
-        if rp <= p:
-            rt = f"({rt})"
-        return f"{lt} {sym} {rt}", p
-    if op == _OP.minus:
-        t0, p0 = _expr(args[0])
-        return (f"-({t0})" if p0 < _ATOM else f"-{t0}"), 7
-    if op in (_OP.min, _OP.max):
-        name = "min" if op == _OP.min else "max"
-        out = _expr(args[0])[0]
-        for a in args[1:]:
-            out = f"{name}({out}, {_expr(a)[0]})"
-        return out, _ATOM
-    if op == _OP.fdiv_q:
-        return f"floord({_expr(args[0])[0]}, {_expr(args[1])[0]})", _ATOM
-    if op in (_OP.cond, _OP.select):
-        return f"({_expr(args[0])[0]} ? {_expr(args[1])[0]} : {_expr(args[2])[0]})", _ATOM
-    if op == _OP.call:
-        return f"{_expr(args[0])[0]}({', '.join(_expr(a)[0] for a in args[1:])})", _ATOM
-    raise NotImplementedError(f"isl AST operator {op}")
-
-
-def isl_c(e: isl.AstExpr) -> str:
-    """C text of an isl AST expression."""
-    return _expr(e)[0]
 
 
 class KernelPrinter:
@@ -82,6 +35,8 @@ class KernelPrinter:
         self.in_parallel = 0
         self.iterators: set[str] = set()  # declared once at the top of the kernel function
         self.private = _private_scalars(lowered)
+        self.full_tests: dict = {}  # per register tile, its full-tile test (`codegen.microkernel`)
+        self.printed: list[int] = []  # rows of the loops around the node being printed
 
     def ast(self) -> isl.AstNode:
         sched = self.lowered.union_map.intersect_domain(self.program.domains())
@@ -112,14 +67,23 @@ class KernelPrinter:
             return [self.user(n.user_get_expr())]
         raise NotImplementedError(f"isl AST node {t}")
 
-    def loop(self, n: isl.AstNode) -> list[cgen.Generable]:
+    def loop(self, n: isl.AstNode, plain: bool = False) -> list[cgen.Generable]:
         it = n.for_get_iterator().get_id().get_name()
         init = isl_c(n.for_get_init())
         self.iterators.add(it)
-        if n.for_is_degenerate():
-            return [cgen.Statement(f"{it} = {init}")] + self.node(n.for_get_body())
         row = row_of_iterator(it)
         stmts = _statements(n)
+        if not plain and len(stmts) == 1:
+            mk = self.lowered.microkernel(next(iter(stmts)), row)
+            kernel = self.microkernel(n, mk) if mk is not None else None
+            if kernel is not None:
+                return kernel
+        if n.for_is_degenerate():
+            self.printed.append(row)
+            try:
+                return [cgen.Statement(f"{it} = {init}")] + self.node(n.for_get_body())
+            finally:
+                self.printed.pop()
         pragmas: list[cgen.Generable] = []
         # rows name this schedule's loops only (an annotated AST of isl's scheduler has others)
         ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
@@ -139,21 +103,52 @@ class KernelPrinter:
         if any((s, row) in self.lowered.vector for s in stmts):
             pragmas.append(cgen.Pragma("GCC ivdep"))
         self.in_parallel += parallel
+        self.printed.append(row)
         try:
             body = cgen.Block(self.node(n.for_get_body()))
         finally:
             self.in_parallel -= parallel
+            self.printed.pop()
         inc = isl_c(n.for_get_inc())
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
         return pragmas + [cgen.For(f"{it} = {init}", isl_c(n.for_get_cond()), step, body)]
+
+    def microkernel(self, n: isl.AstNode, mk) -> list[cgen.Generable] | None:
+        """A register tile's reduction loop: the micro-kernel for full tiles, isl's loops for
+        the others (`codegen.microkernel`); None where the tile cannot be printed that way."""
+        st = self.program.statement(mk.stmt)
+        roles = roles_of(self.lowered, st, mk)
+        texts = {tuple(_call_args(c, st)) for c in _calls(n)}
+        if roles is None or len(texts) != 1:
+            return None
+        args = dict(zip(st.iterators, next(iter(texts))))
+        others = {v: t for v, t in args.items() if v not in roles}
+        if any(uses_iterators(t, (mk.i, mk.j, mk.k)) for t in others.values()):
+            return None
+        key = (mk, tuple(self.printed))
+        if key not in self.full_tests:
+            self.full_tests[key] = full_tiles(self.lowered, mk, tuple(self.printed))
+        tiles = self.full_tests[key]
+        if tiles is None:
+            return None
+        it = n.for_get_iterator().get_id().get_name()
+        init = isl_c(n.for_get_init())
+        if n.for_is_degenerate():
+            bound, inc = f"{it} <= {init}", "1"
+        else:
+            bound, inc = isl_c(n.for_get_cond()), isl_c(n.for_get_inc())
+        kernel = KernelText(st, mk, others, roles, tiles).block(init, bound, inc)
+        if tiles.condition == "1":
+            return [kernel]
+        return [cgen.If(tiles.condition, kernel, cgen.Block(self.loop(n, plain=True)))]
 
     def user(self, call: isl.AstExpr) -> cgen.Generable:
         name = call.get_op_arg(0).get_id().get_name()
         st = self.program.statement(name)
         env = {}
         for k, var in enumerate(st.iterators):
-            text, prec = _expr(call.get_op_arg(k + 1))
-            env[var] = text if prec == _ATOM else f"({text})"
+            text, prec = isl_expr(call.get_op_arg(k + 1))
+            env[var] = text if prec == ATOM else f"({text})"
         return cgen.Statement(c_assign(st.body, env))
 
 
@@ -195,6 +190,28 @@ def _statements(n: isl.AstNode) -> set[str]:
 
     n.foreach_descendant_top_down(visit)
     return names
+
+
+def _calls(n: isl.AstNode) -> list[isl.AstExpr]:
+    """The statement calls (user nodes) below an AST node."""
+    out: list[isl.AstExpr] = []
+
+    def visit(node):
+        if node.get_type() == isl.ast_node_type.user:
+            out.append(node.user_get_expr())
+        return True
+
+    n.foreach_descendant_top_down(visit)
+    return out
+
+
+def _call_args(call: isl.AstExpr, st) -> list[str]:
+    """C text of each iterator's value in a statement call, parenthesized unless atomic."""
+    out = []
+    for k in range(st.depth):
+        text, prec = isl_expr(call.get_op_arg(k + 1))
+        out.append(text if prec == ATOM else f"({text})")
+    return out
 
 
 def _iterators(n: isl.AstNode) -> set[str]:

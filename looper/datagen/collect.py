@@ -116,7 +116,8 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     try:
         result = beam_search(program, deps, ev, policy_for(
             "measure", beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion,
-            max_per_parent=cfg.max_per_parent, explore=cfg.explore, explore_guide=guide, seed=seed))
+            max_per_parent=cfg.max_per_parent, explore=cfg.explore, explore_guide=guide, seed=seed,
+            grown=False))  # the space the committed data and the shipped model cover
     finally:
         ev.close()
         store.close()

@@ -48,6 +48,29 @@ class Row:
         return f"floor(({text})/{self.div})" if self.div != 1 else text
 
 
+@dataclass(frozen=True)
+class Microkernel:
+    """A register tile (`transforms.register_tiling`): statement `stmt`'s tile loops at rows `tile_i`,
+    `tile_j`, its reduction loop at row `k` inside them, and its point loops at rows `i`, `j`
+    inside that (`mr` x `nr` instances per tile, `j` along vector lanes).  Code generation keeps
+    the tile's target elements in vector registers across the `k` loop."""
+
+    stmt: str
+    tile_i: int
+    tile_j: int
+    k: int
+    i: int
+    j: int
+    mr: int
+    nr: int
+
+    def shifted(self, at: int, width: int) -> "Microkernel":
+        """The same tile with every row at or after `at` moved down by `width` rows."""
+        move = lambda r: r + width if r >= at else r  # noqa: E731
+        return replace(self, tile_i=move(self.tile_i), tile_j=move(self.tile_j), k=move(self.k),
+                       i=move(self.i), j=move(self.j))
+
+
 @dataclass(frozen=True, eq=False)
 class Lowered:
     """A program's schedule in the form codegen and legality checks consume."""
@@ -57,6 +80,7 @@ class Lowered:
     parallel: frozenset[tuple[str, int]] = frozenset()
     unroll: tuple[tuple[str, int, int], ...] = ()  # (statement, row, factor)
     vector: frozenset[tuple[str, int]] = field(default_factory=frozenset)
+    microkernels: tuple[Microkernel, ...] = ()
 
     @property
     def n_rows(self) -> int:
@@ -96,7 +120,8 @@ class Lowered:
     def identity(self) -> tuple:
         """What makes two lowered schedules the same program: rows and annotations.  Schedules
         reached by different sequences with equal identities print the same C."""
-        return (tuple(sorted(self.rows.items())), self.parallel, tuple(sorted(self.unroll)), self.vector)
+        ident = (tuple(sorted(self.rows.items())), self.parallel, tuple(sorted(self.unroll)), self.vector)
+        return ident + (self.microkernels,) if self.microkernels else ident
 
     @cached_property
     def tree(self) -> LoopTree:
@@ -110,6 +135,13 @@ class Lowered:
         for s in statements:
             rows[s] = tuple(fn(list(rows[s])))
         return replace(self, rows=rows)
+
+    def microkernel(self, stmt: str, k_row: int) -> Microkernel | None:
+        """The register tile of `stmt` whose reduction loop is at `k_row`, if any."""
+        for m in self.microkernels:
+            if m.stmt == stmt and m.k == k_row:
+                return m
+        return None
 
     def unroll_factor(self, stmt: str, row: int) -> int:
         for s, r, f in self.unroll:

@@ -11,12 +11,14 @@ from ..transforms import TRANSFORMS, Candidate
 from ..transforms.schedule import Schedule
 
 
-def level_plan(max_fusion: int = 2, max_affine: int = 4) -> list[str]:
+def level_plan(max_fusion: int = 2, max_affine: int = 4, grown: bool = False) -> list[str]:
     """The levels a search runs, in order: fusion x max_fusion, affine x max_affine, then one
-    each of parallel, tile, unroll."""
-    return ["fusion"] * max_fusion + ["affine"] * max_affine + ["parallel", "tile", "unroll"]
+    each of parallel, tile, (in the grown space: register,) unroll."""
+    refine = ["parallel", "tile", "register", "unroll"] if grown else ["parallel", "tile", "unroll"]
+    return ["fusion"] * max_fusion + ["affine"] * max_affine + refine
 
 
-def generate(level: str, schedule: Schedule, deps: Dependences) -> list[Candidate]:
-    """Every distinct candidate of `level` for `schedule`: one step or a short sequence each."""
-    return TRANSFORMS.generate(level, schedule.lowered, deps)
+def generate(level: str, schedule: Schedule, deps: Dependences, grown: bool = False) -> list[Candidate]:
+    """Every distinct candidate of `level` for `schedule`: one step or a short sequence each
+    (`grown`: also what the grown search space adds, e.g. rectangular tiles)."""
+    return TRANSFORMS.generate(level, schedule.lowered, deps, grown)

@@ -58,10 +58,13 @@ class SearchPolicy:
     # search's evaluator, so the data covers what a search guided by that model visits, where it errs
     explore_guide: "Evaluator | None" = None
     explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
+    # the grown search space: register tiles (micro-kernels), cache-sized rectangular tiles, ...
+    # The shipped cost model never saw it, so only measuring searches explore it by default.
+    grown: bool = False
 
     @property
     def levels(self) -> list[str]:
-        return level_plan(self.max_fusion, self.max_affine)
+        return level_plan(self.max_fusion, self.max_affine, self.grown)
 
     def with_(self, **changes) -> "SearchPolicy":
         """A copy with some fields changed (None values are ignored: "keep the default")."""
@@ -72,7 +75,7 @@ def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> S
     """The default policy of a search scored by `evaluator` ("measure", "model" or "hybrid"),
     with `overrides` (None: keep the default)."""
     if evaluator == "measure":
-        base = SearchPolicy(max_affine=DEFAULT_MAX_AFFINE, min_gain=MEASURED_MIN_GAIN)
+        base = SearchPolicy(max_affine=DEFAULT_MAX_AFFINE, min_gain=MEASURED_MIN_GAIN, grown=True)
     elif evaluator in ("model", "hybrid"):
         depth = (model_meta or {}).get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE)
         base = SearchPolicy(max_affine=int(depth), min_answer_gain=PREDICTED_MIN_ANSWER_GAIN,

@@ -5,9 +5,10 @@ from .fusion import Distribute, Fuse, Shift  # noqa: E402  (registration order i
 from .affine import Interchange, Reverse, Skew
 from .parallel import Parallelize
 from .tiling import Tile
+from .register_tiling import RegisterTile
 from .unroll import Unroll
 from .schedule import Schedule
 
 __all__ = ["LEVELS", "TRANSFORMS", "Candidate", "CandidateContext", "Encoding", "Transform", "register",
-           "Distribute", "Fuse", "Shift", "Interchange", "Reverse", "Skew", "Parallelize", "Tile", "Unroll",
+           "Distribute", "Fuse", "Shift", "Interchange", "Reverse", "Skew", "Parallelize", "Tile", "RegisterTile", "Unroll",
            "Schedule"]

@@ -84,7 +84,7 @@ class Level:
 
 
 LEVELS: tuple[Level, ...] = (Level("fusion"), Level("affine", per_loop=True), Level("parallel"),
-                             Level("tile"), Level("unroll"))
+                             Level("tile"), Level("register"), Level("unroll"))
 LEVEL_NAMES = tuple(l.name for l in LEVELS)
 
 
@@ -110,13 +110,16 @@ class CandidateContext:
     lowered: Lowered
     deps: "Dependences"
     loop: LoopNode | None = None
+    # the grown search space (register tiles, rectangular and cache-sized tiles, ...): the
+    # shipped cost model was trained on the first one, so a model-guided search stays there
+    grown: bool = False
 
     @property
     def tree(self) -> LoopTree:
         return self.lowered.tree
 
     def at(self, loop: LoopNode) -> "CandidateContext":
-        return CandidateContext(self.lowered, self.deps, loop)
+        return CandidateContext(self.lowered, self.deps, loop, self.grown)
 
 
 class Transform:
@@ -221,11 +224,11 @@ class Registry:
     def at_level(self, level: str) -> list[type[Transform]]:
         return [c for c in self._classes.values() if c.level == level]
 
-    def generate(self, level: str, lowered: Lowered, deps: "Dependences") -> list[Candidate]:
+    def generate(self, level: str, lowered: Lowered, deps: "Dependences", grown: bool = False) -> list[Candidate]:
         """Every candidate the level's transformations propose for `lowered`, each once, in
         registration order (loop by loop at a per-loop level)."""
         spec = next(l for l in LEVELS if l.name == level)
-        ctx = CandidateContext(lowered, deps)
+        ctx = CandidateContext(lowered, deps, grown=grown)
         classes = self.at_level(level)
         if spec.per_loop:
             found = (c for loop in ctx.tree.loops() for cls in classes for c in cls.candidates(ctx.at(loop)))

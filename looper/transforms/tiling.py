@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
 from ..ir.looptree import LoopNode, LoopTree, loop_label
-from ..ir.rows import TILE_ROWS, BandRef
+from ..ir.rows import TILE_ROWS, BandRef, first_statement
+from ..runtime.target import cache_bytes
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel, is_permutable
@@ -96,6 +97,62 @@ class Tile(Transform):
             for bands in per_nest.values():
                 for b in bands:
                     yield Tile((band(b, size),))
+        if ctx.grown:
+            for bands in per_nest.values():
+                for b in bands:
+                    for sizes in cache_tiles(ctx.lowered, b):
+                        yield Tile((BandRef(b[0].ref.statements, tuple(l.row for l in b), sizes),))
+
+
+# Multiples of 96 divide evenly into register tiles of 4, 6, 8, 12 rows and 16, 24, 32 columns.
+TILE_GRAIN = 96
+
+
+def cache_tiles(L: Lowered, band: list[LoopNode]) -> list[tuple[int, ...]]:
+    """Rectangular tile sizes for a band, sized to the data caches (`runtime.target`): the loop
+    that moves along the rows of what the band's first statement writes (contiguous) gets the
+    long side, a loop absent from it (a reduction, k of a matrix product) a panel that keeps
+    a tile's operands in L1 and L2, the other one rows enough to reuse that panel."""
+    stmt = L.program.statement(first_statement(band[0].statements))
+    target = stmt.body.target
+    roles = []
+    for loop in band:
+        it = _iterator(L, stmt.name, loop.row)
+        if it is None or not target.index:
+            return []
+        if target.index[-1].coeff(it):
+            roles.append("n")
+        elif all(a.coeff(it) == 0 for a in target.index):
+            roles.append("k")
+        else:
+            roles.append("m")
+    e = target.dtype.nbytes
+    caches = cache_bytes()
+    l1, l2 = caches.get(1, 32 * 1024), caches.get(2, 1024 * 1024)
+    kc = _round(l1 // (32 * e), 32)  # a 32-column panel of the reduction in L1
+    nc = _round(l2 // (2 * kc * e), TILE_GRAIN)  # a kc x nc block of the contiguous operand in L2
+    shapes = [(TILE_GRAIN, kc, nc), (2 * TILE_GRAIN, kc, nc)]
+    if "k" not in roles:  # a stencil's band: a few rows of the contiguous dimension's length
+        shapes = [(16, kc, _round(l2 // (4 * 16 * e), TILE_GRAIN)), (64, kc, nc)]
+    out = []
+    for m, k, n in shapes:
+        sizes = tuple({"m": m, "k": k, "n": n}[r] for r in roles)
+        if sizes not in out:
+            out.append(sizes)
+    return out
+
+
+def _round(x: int, grain: int) -> int:
+    return max(grain, (x // grain) * grain)
+
+
+def _iterator(L: Lowered, stmt: str, row: int) -> str | None:
+    """The statement iterator a plain loop row runs over (None for a skewed or tiled row)."""
+    r = L.rows[stmt][row]
+    nz = [k for k, c in enumerate(r.coeffs) if c]
+    if len(nz) != 1 or r.div != 1:
+        return None
+    return L.program.statement(stmt).iterators[nz[0]]
 
 
 def _bands(tree: LoopTree) -> dict[int, list[list[LoopNode]]]:
@@ -141,4 +198,5 @@ def tile_band(L: Lowered, statements: tuple[str, ...], band: tuple[int, ...], si
     parallel = frozenset((s, moved(s, r)) for s, r in L.parallel)
     unroll = tuple((s, r + width if r >= at else r, f) for s, r, f in L.unroll)
     vector = frozenset((s, r + width if r >= at else r) for s, r in L.vector)
-    return replace(L, rows=rows, parallel=parallel, unroll=unroll, vector=vector)
+    kernels = tuple(m.shifted(at, width) for m in L.microkernels)
+    return replace(L, rows=rows, parallel=parallel, unroll=unroll, vector=vector, microkernels=kernels)

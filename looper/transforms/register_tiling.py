@@ -1,0 +1,235 @@
+"""Register level: register tiling (unroll-and-jam into vector registers).
+
+A statement's three innermost loops (i, j, k: j moves the last subscript of the element it
+updates, k is absent from that element's subscripts) become
+
+    for i_t (MR rows) / for j_t (NR columns) / for k / for i in tile / for j in tile
+
+and code generation (`codegen.microkernel`) turns every full tile into a micro-kernel: the
+MR x NR target elements live in MR * NR / VL vector registers across the whole k loop, each k
+step loads NR / VL vectors of the j-moving operands and broadcasts the j-invariant ones (gemm:
+24 FMAs per 4 vector loads and 6 broadcasts).  This is what reaches a large fraction of the FMA
+peak from plain C: gcc keeps neither a tile of C in registers across k by itself nor an array of
+accumulators (it spills it to the stack), so the tile is printed with GCC vector types.
+
+Legal when the reordered loops keep every dependence (`poly.legality.order_violation`), the
+statement is alone in those loops, and no other reference touches the promoted elements within
+a tile (`poly.promotion`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar, Iterator, NamedTuple
+
+from ..ir.looptree import loop_label
+from ..ir.program import Binary, Const, Load, Statement, Unary, walk
+from ..ir.rows import TILE_ROWS, first_statement
+from ..ir.schedule import Lowered, Microkernel, Row
+from ..poly.deps import Dependences
+from ..poly.legality import order_violation
+from ..poly.promotion import promotion_conflict
+from ..runtime.target import vector_bytes
+from .registry import CandidateContext, Encoding, Transform, register
+
+ADDED_ROWS = 2 * TILE_ROWS  # two tile loops (and their static rows) per register tile
+MAX_ACCUMULATORS = 24  # of the 32 vector registers: the rest hold loaded and broadcast operands
+# (rows, vectors of columns) per tile, most accumulators first
+SHAPES = ((6, 4), (8, 3), (12, 2), (4, 4), (8, 2))
+
+
+class Block(NamedTuple):
+    """One statement's register tile: its innermost loop rows (i, j, k as the program orders
+    them before the step) and the tile's size (MR rows of i, NR columns of j)."""
+
+    stmt: str
+    i: int
+    j: int
+    k: int
+    mr: int
+    nr: int
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+def _blocks(blocks) -> tuple[Block, ...]:
+    return tuple(Block(*b) for b in blocks)
+
+
+@register
+@dataclass(frozen=True)
+class RegisterTile(Transform):
+    """Register tiles of one or more statements (each its own three innermost loops)."""
+
+    blocks: tuple[Block, ...]
+    kind: ClassVar[str] = "register"
+    level: ClassVar[str] = "register"
+    refines: ClassVar[bool] = False  # it moves loops: a loop structure of its own
+
+    def __post_init__(self):
+        object.__setattr__(self, "blocks", _blocks(self.blocks))
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(b.stmt for b in self.blocks)
+
+    def apply(self, L: Lowered) -> Lowered:
+        for b in self.blocks:
+            L = register_tile(L, b)
+        return L
+
+    def describe(self, L: Lowered) -> str:
+        parts = []
+        for b in self.blocks:
+            names = [loop_label(L, (b.stmt,), r) for r in (b.i, b.j, b.k)]
+            parts.append(f"{b.stmt}:{names[0]},{names[1]},{b.mr}x{b.nr},k={names[2]}")
+        return "register(" + " ; ".join(parts) + ")"
+
+    def encoding(self) -> Encoding:
+        b = self.blocks[0]
+        return Encoding(rows=(b.i, b.j, b.k), sizes=(b.mr, b.nr))
+
+    def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
+        """Dependences kept, the statement alone in its tile, its target promotable."""
+        why = order_violation(deps, before, after, explain)
+        if why is not None:
+            return why
+        for m in after.microkernels:
+            if m.stmt not in self.touched():
+                continue
+            loop = after.tree.find(m.k, {m.stmt})
+            if loop is None:
+                return f"{m.stmt} does not have the reduction loop to itself"
+            st = after.program.statement(m.stmt)
+            why = promotion_conflict(after, m.stmt, st.accesses[0], m.k)
+            if why is not None:
+                return why
+        return None
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterator["RegisterTile"]:
+        """Per shape, every eligible statement at once (when several are), then each alone."""
+        if not ctx.grown or ctx.lowered.microkernels:
+            return
+        eligible = [b for b in (_eligible(ctx.lowered, s) for s in _innermost_statements(ctx)) if b]
+        for mr, nvec in SHAPES:
+            per_stmt = [replace_size(b, mr, nvec * lanes) for b, lanes in eligible]
+            if len(per_stmt) > 1:
+                yield cls(tuple(per_stmt))
+            for b in per_stmt:
+                yield cls((b,))
+
+
+def replace_size(b: Block, mr: int, nr: int) -> Block:
+    """The same tile with MR x NR instances."""
+    return b._replace(mr=mr, nr=nr)
+
+
+def _innermost_statements(ctx: CandidateContext) -> Iterator[str]:
+    """Statements alone in their innermost three loops."""
+    for loop in ctx.tree.loops():
+        if loop.is_innermost and len(loop.statements) == 1:
+            yield first_statement(loop.statements)
+
+
+def _plain(row: Row) -> int | None:
+    """The iterator a loop row runs over unchanged (coefficient 1, no offset, untiled), or None."""
+    nz = [k for k, c in enumerate(row.coeffs) if c]
+    if len(nz) == 1 and row.coeffs[nz[0]] == 1 and row.const == 0 and row.div == 1:
+        return nz[0]
+    return None
+
+
+def _eligible(L: Lowered, stmt: str) -> tuple[Block, int] | None:
+    """The statement's register tile (with a placeholder size) and its vector lanes, when its
+    three innermost loops are a plain, perfectly nested band and its body vectorizes along j."""
+    st = L.program.statement(stmt)
+    tree = L.tree
+    rows = L.rows[stmt]
+    loop_rows = [r for r, row in enumerate(rows) if not row.is_constant]
+    if len(loop_rows) < 3:
+        return None
+    band = loop_rows[-3:]
+    top = tree.find(band[0], {stmt})
+    if top is None or [l.row for l in tree.chain(top)][-3:] != band:
+        return None
+    iters = [_plain(rows[r]) for r in band]
+    if None in iters or len(set(iters)) < 3:
+        return None
+    roles = _roles(st, [st.iterators[k] for k in iters])
+    if roles is None:
+        return None
+    lanes = vector_bytes() // st.body.target.dtype.nbytes
+    by_iter = {st.iterators[k]: r for k, r in zip(iters, band)}
+    i, j, k = (by_iter[name] for name in roles)
+    if any((stmt, r) in L.parallel for r in (k,)):
+        return None
+    return Block(stmt, i, j, k, 1, lanes), lanes
+
+
+def _roles(st: Statement, names: list[str]) -> tuple[str, str, str] | None:
+    """(i, j, k) among the three iterators: j moves the target's last subscript with stride 1,
+    k is absent from the target, i is the other; None when the body does not vectorize along j
+    (an operand neither j-invariant nor contiguous in j, an operation or type that is not plain
+    floating-point arithmetic of the target's type)."""
+    target = st.body.target
+    if not target.dtype.is_float or not target.index:
+        return None
+    last = target.index[-1]
+    js = [n for n in names if last.coeff(n) == 1 and all(a.coeff(n) == 0 for a in target.index[:-1])]
+    ks = [n for n in names if all(a.coeff(n) == 0 for a in target.index)]
+    if len(js) != 1 or len(ks) != 1 or js[0] == ks[0]:
+        return None
+    j, k = js[0], ks[0]
+    i = next(n for n in names if n not in (j, k))
+    if all(a.coeff(i) == 0 for a in target.index):
+        return None
+    for e in walk(st.body.value):
+        if isinstance(e, Load):
+            if e.dtype is not target.dtype or not vector_access(e, j):
+                return None
+        elif isinstance(e, (Binary, Unary)):
+            if e.dtype is not target.dtype or e.op not in ("+", "-", "*", "/"):
+                return None
+        elif not isinstance(e, Const):
+            return None
+    return i, j, k
+
+
+def vector_access(load: Load, j: str) -> bool:
+    """Whether a reference is j-invariant (one value per vector: broadcast) or moves its last
+    subscript with j at stride 1 (one contiguous vector)."""
+    if all(a.coeff(j) == 0 for a in load.index):
+        return True
+    return bool(load.index) and load.index[-1].coeff(j) == 1 and all(a.coeff(j) == 0 for a in load.index[:-1])
+
+
+def register_tile(L: Lowered, b: Block) -> Lowered:
+    """One statement's three innermost loops (rows b.i, b.j, b.k, in any order) replaced by
+    [tile of i, tile of j, k, i, j]; every other statement gets padding rows at the same place,
+    and every annotation at or after it moves down with it."""
+    stmt = b.stmt
+    rows = list(L.rows[stmt])
+    at = min(b.i, b.j, b.k)
+    last = max(b.i, b.j, b.k)
+    zero = Row((0,) * len(rows[0].coeffs))
+    ri, rj, rk = rows[b.i], rows[b.j], rows[b.k]
+    new = [Row(ri.coeffs, 0, b.mr), zero, Row(rj.coeffs, 0, b.nr), zero, rk, zero, ri, zero, rj]
+    out = {}
+    for s, r in L.rows.items():
+        if s == stmt:
+            out[s] = tuple(rows[:at] + new + rows[last + 1:])
+        else:
+            pad = [Row((0,) * len(r[0].coeffs))] * ADDED_ROWS
+            out[s] = tuple(list(r[:at]) + pad + list(r[at:]))
+
+    def moved(s: str, r: int) -> int:
+        if s == stmt and r in (b.i, b.j):
+            return at if r == b.i else at + TILE_ROWS  # a parallel i or j moves to its tile loop
+        return r + ADDED_ROWS if r >= at else r
+
+    parallel = frozenset((s, moved(s, r)) for s, r in L.parallel)
+    unroll = tuple((s, r + ADDED_ROWS if r >= at else r, f) for s, r, f in L.unroll)
+    vector = frozenset((s, r + ADDED_ROWS if r >= at else r) for s, r in L.vector)
+    kernels = tuple(m.shifted(at, ADDED_ROWS) for m in L.microkernels)
+    kernels += (Microkernel(stmt, at, at + 2, at + 4, at + 6, at + 8, b.mr, b.nr),)
+    return replace(L, rows=out, parallel=parallel, unroll=unroll, vector=vector, microkernels=kernels)

@@ -1,0 +1,83 @@
+"""Register tiling: the rows it builds, when it applies, the micro-kernel it prints, and that the
+printed program computes what the original does."""
+from __future__ import annotations
+
+import pytest
+
+from looper.codegen.harness import program_c
+from looper.lang.parse import parse_file, parse_source
+from looper.poly.deps import compute_dependences
+from looper.poly.legality import check_schedule
+from looper.search.candidates import generate
+from looper.transforms import Distribute, Parallelize, RegisterTile, Tile
+from looper.transforms.schedule import Schedule
+
+from conftest import kernel_path
+from helpers import differential
+
+
+def _gemm(size: str):
+    p = parse_file(kernel_path("gemm"), size)
+    return p, compute_dependences(p), Schedule(p).then(Distribute(("S0", "S1"), 1, (1,)))
+
+
+def test_rows_become_tile_loops_reduction_then_points():
+    p, d, s = _gemm("MINI")
+    L = s.then(RegisterTile((("S1", 1, 5, 3, 6, 32),))).lowered  # S1: i (row 1), k (3), j (5)
+    rows = [(r.coeffs, r.div) for r in L.rows["S1"]]
+    loops = [r for r in rows if any(r[0])]
+    assert loops == [((1, 0, 0), 6), ((0, 0, 1), 32), ((0, 1, 0), 1), ((1, 0, 0), 1), ((0, 0, 1), 1)]  # (i, k, j)
+    (mk,) = L.microkernels
+    assert (mk.stmt, mk.mr, mk.nr) == ("S1", 6, 32) and mk.tile_i < mk.tile_j < mk.k < mk.i < mk.j
+    assert len(L.rows["S0"]) == len(L.rows["S1"])  # the other statement is padded alike
+
+
+def test_candidates_only_in_the_grown_space_and_only_where_the_body_vectorizes():
+    p, d, s = _gemm("MINI")
+    assert generate("register", s, d) == []  # the shipped model's space has no register tiles
+    cands = generate("register", s, d, grown=True)
+    assert cands and all(isinstance(c[0], RegisterTile) for c in cands)
+    assert {(b.i, b.j, b.k) for c in cands for b in c[0].blocks} == {(1, 5, 3)}
+    syrk = parse_file(kernel_path("syrk"), "MINI")  # A[j][k]: j moves a row index, no vector
+    assert generate("register", Schedule(syrk), compute_dependences(syrk), grown=True) == []
+
+
+TRMM_LIKE = '''
+SIZES = {"S": dict(M=24, N=40)}
+def kernel(M: int, N: int, A: f64[M, M], B: f64[M, N]):
+    for i in range(M):
+        for k in range(i + 1, M):
+            for j in range(N):
+                B[i, j] += A[k, i] * B[k, j]
+OUTPUTS = ["B"]
+'''
+
+
+def test_promotion_is_refused_when_another_reference_reads_the_tile():
+    """trmm's shape: rows of B a tile keeps in registers are read (as B[k][j]) within the tile."""
+    p = parse_source(TRMM_LIKE, "trmm_like.py", "S")
+    d = compute_dependences(p)
+    step = RegisterTile((("S0", 1, 5, 3, 4, 16),))
+    why = check_schedule(d, Schedule(p, (step,)))
+    assert why and "registers" in why
+
+
+@pytest.mark.parametrize("kernel", ["gemm", "2mm", "3mm"])
+def test_register_tiles_compute_what_the_original_does(kernel, tmp_path):
+    p = parse_file(kernel_path(kernel), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    for _ in range(2):  # split the nests so that each product is alone in its loops
+        splits = [c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)]
+        s = s.then(*splits[0]) if splits else s
+    par = s.then(*generate("parallel", s, d)[0])
+    variants = []
+    for base in [par] + [par.then(*t) for t in generate("tile", par, d, grown=True)[-3:]]:
+        for c in generate("register", base, d, grown=True):
+            v = base.then(*c)
+            if check_schedule(d, v) is None:
+                variants.append(v)
+    assert variants
+    text = program_c(p, [v.lowered for v in variants])
+    assert "looper_acc0_0" in text and "vector_size" in text  # full tiles got micro-kernels
+    assert differential(p, variants, tmp_path, threads=2) == []
