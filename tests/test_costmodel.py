@@ -13,7 +13,6 @@ import torch
 from click.testing import CliRunner
 
 from looper.cli import main
-from looper.lang.parse import parse_file
 from looper.costmodel.features import FEATURE_VERSION
 from looper.costmodel.store import ModelError, load_model, save_model
 from looper.costmodel.train import (

@@ -9,7 +9,7 @@ from looper.lang.parse import parse_file, parse_source
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_schedule
 from looper.search.candidates import generate
-from looper.transforms import Distribute, Parallelize, RegisterTile, Tile
+from looper.transforms import Distribute, RegisterTile
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
