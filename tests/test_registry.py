@@ -17,7 +17,7 @@ from looper.search.candidates import generate
 from looper.search.policy import SearchPolicy
 from looper.transforms import (
     TRANSFORMS, Distribute, Encoding, Fuse, Interchange, Parallelize, RegisterTile, Reverse, Shift, Skew, Tile,
-    Transform, Unroll, register,
+    TimeTile, Transform, Unroll, register,
 )
 from looper.transforms.schedule import Schedule
 
@@ -118,7 +118,7 @@ EXAMPLES = [
     Interchange(("S0",), 1, 3), Reverse(("S1",), 3), Skew(("S0",), (1, 3), ((1, 0), (1, 1))),
     Shift(("S1",), 1, 2), Fuse(("S0",), ("S1",), 1, (0, 1)), Distribute(("S0", "S1"), 1, (1,)),
     Parallelize(((("S0",), 1), (("S1",), 1))), Tile(((("S0",), (1, 3), (32, 64)),)), Unroll(((("S1",), 3),), 4),
-    RegisterTile((("S1", 1, 5, 3, 6, 32),)),
+    RegisterTile((("S1", 1, 5, 3, 6, 32),)), TimeTile(("S0",), (1, 3), ((1, 0), (1, 1)), (32, 256)),
 ]
 
 

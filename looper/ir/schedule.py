@@ -22,18 +22,23 @@ from .rows import n_rows
 
 @dataclass(frozen=True)
 class Row:
-    """One schedule dimension of one statement: floor((coeffs . iterators + const) / div)."""
+    """One schedule dimension of one statement: floor((coeffs . iterators + const) / div), plus
+    the `extra` terms' values (each a Row: a wavefront over tile loops sums several floors)."""
 
     coeffs: tuple[int, ...]
     const: int = 0
     div: int = 1
+    extra: tuple["Row", ...] = ()
 
     @property
     def is_constant(self) -> bool:
-        return not any(self.coeffs)
+        return not any(self.coeffs) and all(e.is_constant for e in self.extra)
 
     def render(self, names: list[str]) -> str:
         """isl text of the row over the iterator names `names`."""
+        return " + ".join([self._render_term(names)] + [e.render(names) for e in self.extra])
+
+    def _render_term(self, names: list[str]) -> str:
         terms = []
         for c, n in zip(self.coeffs, names):
             if c == 1:

@@ -173,11 +173,9 @@ def skew_candidates(L: Lowered, deps: Dependences, st: tuple[str, ...], rows: li
         return
     n = len(rows)
     if not is_permutable(deps, L, rows, stmts):
-        for m in _skew_matrices(n):
-            cand = Skew(st, tuple(rows), m)
-            if is_permutable(deps, cand.apply(L), rows, stmts):
-                yield cand
-                break
+        m = permuting_skew(L, deps, st, rows)
+        if m is not None:
+            yield Skew(st, tuple(rows), m)
         return
     # permutable band: a wavefront on the outer loop frees the inner one(s)
     if is_parallel(deps, L, rows[1], stmts):
@@ -188,6 +186,17 @@ def skew_candidates(L: Lowered, deps: Dependences, st: tuple[str, ...], rows: li
         if is_parallel(deps, cand.apply(L), rows[1], stmts):
             yield cand
             break
+
+
+def permuting_skew(L: Lowered, deps: Dependences, st: tuple[str, ...], rows: list[int]
+                   ) -> tuple[tuple[int, ...], ...] | None:
+    """The smallest lower-triangular skew of a 2- or 3-loop band that makes it permutable
+    (every dependence non-negative in each of its loops: tilable), or None."""
+    stmts = set(st)
+    for m in _skew_matrices(len(rows)):
+        if is_permutable(deps, Skew(st, tuple(rows), m).apply(L), rows, stmts):
+            return m
+    return None
 
 
 def _skew_matrices(n: int) -> Iterator[tuple[tuple[int, ...], ...]]:
