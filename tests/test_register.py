@@ -81,3 +81,30 @@ def test_register_tiles_compute_what_the_original_does(kernel, tmp_path):
     text = program_c(p, [v.lowered for v in variants])
     assert "looper_acc0_0" in text and "vector_size" in text  # full tiles got micro-kernels
     assert differential(p, variants, tmp_path, threads=2) == []
+
+
+@pytest.mark.parametrize("kernel", ["syrk", "syr2k"])
+def test_packed_operands_make_column_walks_register_tilable(kernel, tmp_path):
+    """syrk's A[j][k] walks a column along j: no register tile until A is packed transposed."""
+    from looper.transforms import Pack
+    p = parse_file(kernel_path(kernel), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
+    assert generate("register", s, d, grown=True) == []
+    packs = generate("pack", s, d, grown=True)
+    assert packs and all(isinstance(t, Pack) for t in packs[0])
+    packed = s.then(*packs[0])
+    assert check_schedule(d, packed) is None
+    assert any(a.role == "temp" for a in packed.lowered.program.arrays.values())
+    tiles = [packed.then(*c) for c in generate("register", packed, d, grown=True)]
+    assert tiles and all(check_schedule(d, t) is None for t in tiles)
+    assert differential(p, [packed] + tiles[:3], tmp_path, threads=2) == []
+
+
+def test_a_written_array_is_never_packed():
+    from looper.transforms import Pack
+    p = parse_file(kernel_path("gemm"), "MINI")
+    d = compute_dependences(p)
+    why = check_schedule(d, Schedule(p, (Pack("C", ("S1",)),)))
+    assert why and "written" in why

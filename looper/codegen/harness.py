@@ -93,6 +93,9 @@ def kernel_function(lowered: Lowered, name: str) -> cgen.FunctionBody:
 def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list[str]) -> cgen.FunctionBody:
     locals_ = [a for a in p.arrays.values() if a.role == "local"]
     decls = _locals(locals_)
+    env = _size_env(p)
+    decls += [cgen.Statement(f"static {_decl(a, env)} __attribute__((aligned(64)))")
+              for a in p.arrays.values() if a.role == "temp"]  # packed copies (transforms.packing)
     if iterators:
         decls.append(cgen.Statement("int " + ", ".join(iterators)))
     contents = decls + [cgen.Line("#pragma scop")] + body + [cgen.Line("#pragma endscop")]

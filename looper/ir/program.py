@@ -275,7 +275,9 @@ class Array:
     dtype: DType
     shape: tuple[Affine, ...]  # symbolic in sizes, as declared
     extent: tuple[int, ...]  # concrete
-    role: str  # "param" (in kernel's signature), "init" (init temporary), "local" (kernel local scalar)
+    # "param" (in kernel's signature), "init" (init temporary), "local" (kernel local scalar),
+    # "temp" (an array the kernel's transformations add: a packed copy, `transforms.packing`)
+    role: str
 
     @property
     def rank(self) -> int:

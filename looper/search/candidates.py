@@ -13,8 +13,8 @@ from ..transforms.schedule import Schedule
 
 def level_plan(max_fusion: int = 2, max_affine: int = 4, grown: bool = False) -> list[str]:
     """The levels a search runs, in order: fusion x max_fusion, affine x max_affine, then one
-    each of parallel, tile, (in the grown space: register,) unroll."""
-    refine = ["parallel", "tile", "register", "unroll"] if grown else ["parallel", "tile", "unroll"]
+    each of parallel, tile, (in the grown space: pack, register,) unroll."""
+    refine = ["parallel", "tile", "pack", "register", "unroll"] if grown else ["parallel", "tile", "unroll"]
     return ["fusion"] * max_fusion + ["affine"] * max_affine + refine
 
 

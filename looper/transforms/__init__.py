@@ -6,10 +6,11 @@ from .affine import Interchange, Reverse, Skew
 from .parallel import Parallelize
 from .tiling import Tile
 from .register_tiling import RegisterTile
+from .packing import Pack
 from .time_tiling import TimeTile
 from .unroll import Unroll
 from .schedule import Schedule
 
 __all__ = ["LEVELS", "TRANSFORMS", "Candidate", "CandidateContext", "Encoding", "Transform", "register",
-           "Distribute", "Fuse", "Shift", "Interchange", "Reverse", "Skew", "Parallelize", "Tile", "TimeTile", "RegisterTile", "Unroll",
+           "Distribute", "Fuse", "Shift", "Interchange", "Reverse", "Skew", "Parallelize", "Tile", "TimeTile", "RegisterTile", "Pack", "Unroll",
            "Schedule"]

@@ -142,6 +142,22 @@ def _plain(row: Row) -> int | None:
 def _eligible(L: Lowered, stmt: str) -> tuple[Block, int] | None:
     """The statement's register tile (with a placeholder size) and its vector lanes, when its
     three innermost loops are a plain, perfectly nested band and its body vectorizes along j."""
+    found = eligible_band(L, stmt)
+    if found is None:
+        return None
+    st, roles, band = found
+    lanes = vector_bytes() // st.body.target.dtype.nbytes
+    i, j, k = band
+    if (stmt, k) in L.parallel:
+        return None
+    return Block(stmt, i, j, k, 1, lanes), lanes
+
+
+def eligible_band(L: Lowered, stmt: str, allow_columns: bool = False
+                  ) -> tuple[Statement, tuple[str, str, str], tuple[int, int, int]] | None:
+    """The statement, its (i, j, k) iterators and their rows, when its three innermost loops are
+    a plain, perfectly nested band over it alone and its body vectorizes along j (with
+    `allow_columns`: but for 2-D operands that walk a column along j, which packing fixes)."""
     st = L.program.statement(stmt)
     tree = L.tree
     rows = L.rows[stmt]
@@ -155,18 +171,14 @@ def _eligible(L: Lowered, stmt: str) -> tuple[Block, int] | None:
     iters = [_plain(rows[r]) for r in band]
     if None in iters or len(set(iters)) < 3:
         return None
-    roles = _roles(st, [st.iterators[k] for k in iters])
+    roles = _roles(st, [st.iterators[k] for k in iters], allow_columns)
     if roles is None:
         return None
-    lanes = vector_bytes() // st.body.target.dtype.nbytes
     by_iter = {st.iterators[k]: r for k, r in zip(iters, band)}
-    i, j, k = (by_iter[name] for name in roles)
-    if any((stmt, r) in L.parallel for r in (k,)):
-        return None
-    return Block(stmt, i, j, k, 1, lanes), lanes
+    return st, roles, tuple(by_iter[name] for name in roles)
 
 
-def _roles(st: Statement, names: list[str]) -> tuple[str, str, str] | None:
+def _roles(st: Statement, names: list[str], allow_columns: bool = False) -> tuple[str, str, str] | None:
     """(i, j, k) among the three iterators: j moves the target's last subscript with stride 1,
     k is absent from the target, i is the other; None when the body does not vectorize along j
     (an operand neither j-invariant nor contiguous in j, an operation or type that is not plain
@@ -185,7 +197,8 @@ def _roles(st: Statement, names: list[str]) -> tuple[str, str, str] | None:
         return None
     for e in walk(st.body.value):
         if isinstance(e, Load):
-            if e.dtype is not target.dtype or not vector_access(e, j):
+            column = allow_columns and len(e.index) == 2 and e.index[0].coeff(j) == 1 and not e.index[1].coeff(j)
+            if e.dtype is not target.dtype or not (vector_access(e, j) or column):
                 return None
         elif isinstance(e, (Binary, Unary)):
             if e.dtype is not target.dtype or e.op not in ("+", "-", "*", "/"):

@@ -84,7 +84,7 @@ class Level:
 
 
 LEVELS: tuple[Level, ...] = (Level("fusion"), Level("affine", per_loop=True), Level("parallel"),
-                             Level("tile"), Level("register"), Level("unroll"))
+                             Level("tile"), Level("pack"), Level("register"), Level("unroll"))
 LEVEL_NAMES = tuple(l.name for l in LEVELS)
 
 

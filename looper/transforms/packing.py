@@ -1,0 +1,155 @@
+"""Pack level: copy a read-only operand into a transposed buffer that a statement reads instead.
+
+A register tile's columns (`register_tiling`) are loaded as vectors along j.  An operand whose
+*first* subscript moves with j (syrk's `A[j][k]`, syr2k's `A[j][k]` and `B[j][k]`) is a column
+walk: one element per row, no vector.  Copied once into `looper_pack_A[k][j]` (BLIS and Polly
+pack their operands the same way, tile by tile), it is read row-wise: contiguous vectors, and the
+statement becomes register-tilable.  The copy costs one pass over the array; the product reads it
+hundreds of times.
+
+The program grows a statement (the copy, in its own nest before every other) and a temporary
+array; the reading statements' references change.  Legal when the array is written nowhere in
+the kernel: then the copy, placed first, holds the array's values wherever they are read, and
+reading the copy adds no dependence a later step could break.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar, Iterator
+
+import islpy as isl
+
+from ..ir.domain import LoopContext
+from ..ir.extract import make_statement
+from ..ir.program import (
+    Access, Affine, Array, Assign, Binary, Call, Cast, Expr, Load, Program, Select, Statement, Unary, walk,
+)
+from ..ir.rows import statement_name
+from ..ir.schedule import Lowered, Row
+from ..poly.deps import Dependences
+from .registry import CandidateContext, Encoding, Transform, register
+from .register_tiling import eligible_band
+
+PACK_PREFIX = "looper_pack_"  # user names cannot start with "looper_": no clash
+
+
+@register
+@dataclass(frozen=True)
+class Pack(Transform):
+    """Copy 2-D array `array` transposed before the kernel; `statements` read the copy."""
+
+    array: str
+    statements: tuple[str, ...]
+    kind: ClassVar[str] = "pack"
+    level: ClassVar[str] = "pack"
+
+    @property
+    def buffer(self) -> str:
+        return PACK_PREFIX + self.array
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(self.statements)
+
+    def apply(self, L: Lowered) -> Lowered:
+        program = L.program
+        arr = program.arrays[self.array]
+        packed = Array(self.buffer, arr.dtype, arr.shape[::-1], arr.extent[::-1], "temp")
+        arrays = {**program.arrays, self.buffer: packed}
+        copy = _copy_statement(program, arr, packed, arrays, len(program.statements))
+        statements = tuple(_reading_copy(st, arr, packed) if st.name in self.statements else st
+                           for st in program.statements) + (copy,)
+        new = replace(program, arrays=arrays, statements=statements)
+        rows = dict(L.rows)
+        rows[copy.name] = _first_nest_rows(L.n_rows, len(copy.iterators))
+        return replace(L, program=new, rows=rows, parallel=L.parallel | {(copy.name, 1)})
+
+    def describe(self, L: Lowered) -> str:
+        return f"pack({self.array}^T for {','.join(self.statements)})"
+
+    def encoding(self) -> Encoding:
+        return Encoding()
+
+    def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
+        """The array is read-only in the kernel and two-dimensional."""
+        arr = before.program.arrays.get(self.array)
+        if arr is None or arr.rank != 2:
+            return f"{self.array} is not a 2-D array"
+        if any(a.is_write and a.array == self.array for st in before.program.statements for a in st.accesses):
+            return f"{self.array} is written in the kernel: a copy made before it would go stale"
+        return None
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterator:
+        """For each statement a register tile cannot vectorize only because a read-only 2-D
+        operand walks a column along j: that operand packed (all such operands at once)."""
+        if not ctx.grown:
+            return
+        L = ctx.lowered
+        written = {a.array for st in L.program.statements for a in st.accesses if a.is_write}
+        for loop in ctx.tree.loops():
+            if not loop.is_innermost or len(loop.statements) != 1:
+                continue
+            (stmt,) = loop.statements
+            found = eligible_band(L, stmt, allow_columns=True)
+            if found is None or L.n_rows < 5:
+                continue
+            st, (_i, j, _k), _rows = found
+            arrays = sorted({ld.array for ld in _column_reads(st, j)})
+            if arrays and not set(arrays) & written and all(L.program.arrays[a].rank == 2 for a in arrays):
+                yield tuple(cls(a, (stmt,)) for a in arrays)
+
+
+def _column_reads(st: Statement, j: str) -> list[Load]:
+    """Reads whose first subscript (and only it) moves with j: column walks."""
+    out = []
+    for e in walk(st.body.value):
+        if isinstance(e, Load) and len(e.index) == 2 and e.index[0].coeff(j) and not e.index[1].coeff(j):
+            out.append(e)
+    return out
+
+
+def _first_nest_rows(n_rows: int, depth: int) -> tuple[Row, ...]:
+    """2d+1 rows placing a nest of `depth` plain loops before every other nest (static -1)."""
+    rows = []
+    for level in range((n_rows + 1) // 2):
+        rows.append(Row((0,) * depth, -1 if level == 0 else 0))
+        if len(rows) < n_rows:
+            coeffs = tuple(int(k == level) for k in range(depth)) if level < depth else (0,) * depth
+            rows.append(Row(coeffs))
+    return tuple(rows[:n_rows])
+
+
+def _copy_statement(program: Program, arr: Array, packed: Array, arrays: dict[str, Array],
+                    index: int) -> Statement:
+    """`packed[b][a] = arr[a][b]` over the whole array."""
+    a, b = "looper_p0", "looper_p1"
+    loops = [LoopContext(a, Affine.constant(0), Affine.constant(arr.extent[0]), 1),
+             LoopContext(b, Affine.constant(0), Affine.constant(arr.extent[1]), 1)]
+    body = Assign(Load(packed.name, (Affine.of(b), Affine.of(a)), arr.dtype), "=",
+                  Load(arr.name, (Affine.of(a), Affine.of(b)), arr.dtype), 0)
+    return make_statement(statement_name(index), body, loops, [], (0, 0, 0), arrays, program.sizes, program.path)
+
+
+def _reading_copy(st: Statement, arr: Array, packed: Array) -> Statement:
+    """The statement with its reads of `arr` redirected to the transposed copy."""
+    swap = isl.Map(f"{{ {arr.name}[x, y] -> {packed.name}[y, x] }}")
+    accesses = tuple(Access(packed.name, a.index[::-1], False, a.relation.apply_range(swap))
+                     if a.array == arr.name and not a.is_write else a for a in st.accesses)
+    body = Assign(st.body.target, st.body.op, _redirect(st.body.value, arr.name, packed.name), st.body.line)
+    return replace(st, body=body, accesses=accesses)
+
+
+def _redirect(e: Expr, old: str, new: str) -> Expr:
+    """`e` with every read old[x][y] replaced by new[y][x]."""
+    if isinstance(e, Load):
+        return Load(new, e.index[::-1], e.dtype) if e.array == old else e
+    if isinstance(e, (Unary, Cast)):
+        return replace(e, operand=_redirect(e.operand, old, new))
+    if isinstance(e, Binary):
+        return replace(e, left=_redirect(e.left, old, new), right=_redirect(e.right, old, new))
+    if isinstance(e, Select):
+        return replace(e, cond=_redirect(e.cond, old, new), then=_redirect(e.then, old, new),
+                       orelse=_redirect(e.orelse, old, new))
+    if isinstance(e, Call):
+        return replace(e, args=tuple(_redirect(a, old, new) for a in e.args))
+    return e
