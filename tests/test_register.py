@@ -42,23 +42,33 @@ def test_candidates_only_in_the_grown_space_and_only_where_the_body_vectorizes()
     assert generate("register", Schedule(syrk), compute_dependences(syrk), grown=True) == []
 
 
-TRMM_LIKE = '''
-SIZES = {"S": dict(M=24, N=40)}
+def _rows_reading(order: str) -> str:
+    return f'''
+SIZES = {{"S": dict(M=24, N=40)}}
 def kernel(M: int, N: int, A: f64[M, M], B: f64[M, N]):
     for i in range(M):
-        for k in range(i + 1, M):
+        for k in {order}:
             for j in range(N):
                 B[i, j] += A[k, i] * B[k, j]
 OUTPUTS = ["B"]
 '''
 
 
-def test_promotion_is_refused_when_another_reference_reads_the_tile():
-    """trmm's shape: rows of B a tile keeps in registers are read (as B[k][j]) within the tile."""
-    p = parse_source(TRMM_LIKE, "trmm_like.py", "S")
+def test_promotion_allows_reads_of_rows_the_tile_has_not_updated_yet(tmp_path):
+    """trmm's shape: row i reads rows k > i, which the program updates later: a tile of rows may
+    keep its rows in registers (the reads see memory, which still holds the old values)."""
+    p = parse_source(_rows_reading("range(i + 1, M)"), "trmm_like.py", "S")
     d = compute_dependences(p)
-    step = RegisterTile((("S0", 1, 5, 3, 4, 16),))
-    why = check_schedule(d, Schedule(p, (step,)))
+    s = Schedule(p, (RegisterTile((("S0", 1, 5, 3, 4, 16),)),))
+    assert check_schedule(d, s) is None
+    assert differential(p, [s], tmp_path) == []
+
+
+def test_promotion_is_refused_when_a_read_must_see_a_register():
+    """Row i reads rows k < i, updated before it: within a tile those live in registers."""
+    p = parse_source(_rows_reading("range(i)"), "rows_before.py", "S")
+    d = compute_dependences(p)
+    why = check_schedule(d, Schedule(p, (RegisterTile((("S0", 1, 5, 3, 4, 16),)),)))
     assert why and "registers" in why
 
 

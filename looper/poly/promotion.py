@@ -1,19 +1,24 @@
 """Promotion of an array reference to registers for the span of a tile, proved with isl.
 
 A register tile (`transforms.register_tiling`) keeps the elements its statement updates (gemm's
-C[i][j]) in vector registers while the reduction loop runs, and writes them back once.  That
-computes what the program computes when, within one tile (fixed values of every schedule
-dimension outside the reduction loop), no other reference touches an element the promoted
-reference writes: otherwise a read would see the element's old value in memory while its new
-value sits in a register (trmm: `B[i][j] += A[k][i] * B[k][j]` reads rows of B that a tile of
-rows of B is updating).
+C[i][j]) in vector registers while the reduction loop runs: they are loaded when the tile starts
+and stored when it ends, and every update in between goes to the register.  Other references
+of the statement to the same array still go to memory, so within one tile (fixed values of every
+schedule dimension outside the reduction loop):
+
+- another *write* of a promoted element would be overwritten by the tile's final store (or
+  overwrite it): never allowed;
+- another *read* of a promoted element sees memory, i.e. the element's value from before the
+  tile.  That is the value the program reads only if no promoted write of that element comes
+  before the read in program order.  trmm's `B[i][j] += A[k][i] * B[k][j]` reads rows k > i of
+  B that a tile of rows is updating, but row i reads row k before row k is updated: allowed.
 """
 from __future__ import annotations
 
 import islpy as isl
 
 from ..ir.program import Access
-from ..ir.schedule import Lowered
+from ..ir.schedule import Lowered, original
 
 
 def _tile_prefix(lowered: Lowered, stmt: str, depth: int) -> isl.Map:
@@ -24,17 +29,20 @@ def _tile_prefix(lowered: Lowered, stmt: str, depth: int) -> isl.Map:
 
 
 def promotion_conflict(lowered: Lowered, stmt: str, target: Access, tile_depth: int) -> str | None:
-    """Why `target` (a write of `stmt`) cannot be kept in registers across schedule dimensions
-    `tile_depth` and beyond, or None when it can: some other reference of the statement (one
-    with different subscripts) touches an element it writes within the same tile."""
+    """Why `target` (the write of `stmt`) cannot be kept in registers across schedule dimensions
+    `tile_depth` and beyond, or None when it can (see the module docstring)."""
     st = lowered.program.statement(stmt)
     prefix = _tile_prefix(lowered, stmt, tile_depth)
-    written = prefix.reverse().apply_range(target.relation)  # tile -> elements it writes
+    same_tile = prefix.apply_range(prefix.reverse())  # instance -> instances of its tile
+    when = original(lowered.program).instance_map(stmt)
+    before = when.lex_lt_map(when)  # instance -> the instances after it in program order
     for a in st.accesses:
         if a.array != target.array or a.index == target.index:
             continue
-        touched = prefix.reverse().apply_range(a.relation)
-        if not written.intersect(touched).is_empty():
-            kind = "writes" if a.is_write else "reads"
-            return f"another reference {kind} {target.array} elements the register tile keeps in registers"
+        pairs = same_tile.intersect(target.relation.apply_range(a.relation.reverse()))
+        if a.is_write and not pairs.is_empty():
+            return f"another reference writes {target.array} elements the register tile keeps in registers"
+        if not pairs.intersect(before).is_empty():
+            return (f"another reference reads {target.array} elements the register tile keeps in registers "
+                    "after they were updated")
     return None
