@@ -16,8 +16,10 @@ from ..ir.rows import row_of_iterator
 from ..ir.schedule import Lowered, original
 from .balance import cyclic_chunk
 from .cexpr import c_assign, c_name
+from .astwalk import annotation, calls, iterators, statements
 from .islexpr import ATOM, isl_expr, isl_c
 from .microkernel import KernelText, full_tiles, roles_of, uses_iterators
+from .region import RegionPrinter
 
 PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in parallel
 
@@ -44,7 +46,23 @@ class KernelPrinter:
         return build.node_from_schedule_map(sched)
 
     def body(self) -> list[cgen.Generable]:
-        return self.node(self.ast())
+        root = self.ast()
+        if self.lowered.region:
+            region = RegionPrinter(self)
+            if region.worth(root):
+                return region.print(root)
+        return self.node(root)
+
+    def rename(self, iterator: str) -> str:
+        """The C name of an AST iterator (its isl name)."""
+        return iterator
+
+    def is_parallel_node(self, n: isl.AstNode) -> bool:
+        """Whether a `for` node runs in parallel: this schedule marks its row for its statements
+        (or, for an AST isl's scheduler built, isl annotated it)."""
+        it = n.for_get_iterator().get_id().get_name()
+        row = row_of_iterator(it)
+        return annotation(n) == PARALLEL_LOOP or any(row in self.parallel_dims.get(s, ()) for s in statements(n))
 
     # -- nodes -----------------------------------------------------------------------------------
     def node(self, n: isl.AstNode) -> list[cgen.Generable]:
@@ -67,12 +85,13 @@ class KernelPrinter:
             return [self.user(n.user_get_expr())]
         raise NotImplementedError(f"isl AST node {t}")
 
-    def loop(self, n: isl.AstNode, plain: bool = False) -> list[cgen.Generable]:
+    def loop(self, n: isl.AstNode, plain: bool = False, worksharing: bool = False) -> list[cgen.Generable]:
+        """A `for` with its pragmas (`worksharing`: `omp for` inside a region, not `omp parallel for`)."""
         it = n.for_get_iterator().get_id().get_name()
         init = isl_c(n.for_get_init())
         self.iterators.add(it)
         row = row_of_iterator(it)
-        stmts = _statements(n)
+        stmts = statements(n)
         if not plain and len(stmts) == 1:
             mk = self.lowered.microkernel(next(iter(stmts)), row)
             kernel = self.microkernel(n, mk) if mk is not None else None
@@ -87,16 +106,17 @@ class KernelPrinter:
         pragmas: list[cgen.Generable] = []
         # rows name this schedule's loops only (an annotated AST of isl's scheduler has others)
         ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
-        parallel = self.in_parallel == 0 and (_annotation(n) == PARALLEL_LOOP or ours)
+        parallel = self.in_parallel == 0 and (annotation(n) == PARALLEL_LOOP or ours)
         if parallel:
-            inner = sorted(_iterators(n.for_get_body()), key=row_of_iterator)
+            inner = sorted(iterators(n.for_get_body()), key=row_of_iterator)
             for (r, loop_stmts), scalars in self.private.items():
                 if r == row and stmts <= loop_stmts:
                     inner += [c_name(x) for x in sorted(scalars)]
             private = f" private({', '.join(inner)})" if inner else ""
             chunk = cyclic_chunk(self.lowered, row, stmts) if ours and self.balance else None
             cyclic = f" schedule(static, {chunk})" if chunk else ""
-            pragmas.append(cgen.Pragma(f"omp parallel for{cyclic}{private}"))
+            construct = "omp for" if worksharing else "omp parallel for"
+            pragmas.append(cgen.Pragma(f"{construct}{cyclic}{private}"))
         factor = max((self.lowered.unroll_factor(s, row) for s in stmts), default=0)
         if factor > 1 and not parallel:  # gcc accepts no unroll pragma on an OpenMP loop
             pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
@@ -118,7 +138,7 @@ class KernelPrinter:
         the others (`codegen.microkernel`); None where the tile cannot be printed that way."""
         st = self.program.statement(mk.stmt)
         roles = roles_of(self.lowered, st, mk)
-        texts = {tuple(_call_args(c, st)) for c in _calls(n)}
+        texts = {tuple(_call_args(c, st)) for c in calls(n)}
         if roles is None or len(texts) != 1:
             return None
         args = dict(zip(st.iterators, next(iter(texts))))
@@ -170,41 +190,6 @@ def _private_scalars(lowered: Lowered) -> dict[tuple[int, frozenset[str]], set[s
     return out
 
 
-def _annotation(n: isl.AstNode) -> str | None:
-    """Name of the id isl attached to a node while building it (None: no annotation)."""
-    try:
-        note = n.get_annotation()
-    except isl.Error:  # islpy raises on a node without annotation
-        return None
-    return note.get_name() if note is not None else None
-
-
-def _statements(n: isl.AstNode) -> set[str]:
-    """Names of the statements below an AST node."""
-    names: set[str] = set()
-
-    def visit(node):
-        if node.get_type() == isl.ast_node_type.user:
-            names.add(node.user_get_expr().get_op_arg(0).get_id().get_name())
-        return True
-
-    n.foreach_descendant_top_down(visit)
-    return names
-
-
-def _calls(n: isl.AstNode) -> list[isl.AstExpr]:
-    """The statement calls (user nodes) below an AST node."""
-    out: list[isl.AstExpr] = []
-
-    def visit(node):
-        if node.get_type() == isl.ast_node_type.user:
-            out.append(node.user_get_expr())
-        return True
-
-    n.foreach_descendant_top_down(visit)
-    return out
-
-
 def _call_args(call: isl.AstExpr, st) -> list[str]:
     """C text of each iterator's value in a statement call, parenthesized unless atomic."""
     out = []
@@ -212,19 +197,6 @@ def _call_args(call: isl.AstExpr, st) -> list[str]:
         text, prec = isl_expr(call.get_op_arg(k + 1))
         out.append(text if prec == ATOM else f"({text})")
     return out
-
-
-def _iterators(n: isl.AstNode) -> set[str]:
-    """Iterators of the loops below an AST node (they must be private to a parallel loop)."""
-    names: set[str] = set()
-
-    def visit(node):
-        if node.get_type() == isl.ast_node_type.for_:
-            names.add(node.for_get_iterator().get_id().get_name())
-        return True
-
-    n.foreach_descendant_top_down(visit)
-    return names
 
 
 def kernel_body_from_ast(program: Program, ast: isl.AstNode) -> tuple[list[cgen.Generable], list[str]]:

@@ -86,6 +86,8 @@ class Lowered:
     unroll: tuple[tuple[str, int, int], ...] = ()  # (statement, row, factor)
     vector: frozenset[tuple[str, int]] = field(default_factory=frozenset)
     microkernels: tuple[Microkernel, ...] = ()
+    # one OpenMP parallel region around all parallel loops, work-shared (`codegen.region`)
+    region: bool = False
 
     @property
     def n_rows(self) -> int:
@@ -126,7 +128,9 @@ class Lowered:
         """What makes two lowered schedules the same program: rows and annotations.  Schedules
         reached by different sequences with equal identities print the same C."""
         ident = (tuple(sorted(self.rows.items())), self.parallel, tuple(sorted(self.unroll)), self.vector)
-        return ident + (self.microkernels,) if self.microkernels else ident
+        if self.microkernels:
+            ident += (self.microkernels,)
+        return ident + ("region",) if self.region else ident
 
     @cached_property
     def tree(self) -> LoopTree:

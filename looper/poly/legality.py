@@ -147,6 +147,24 @@ def innermost_is_parallel(deps: isl.UnionMap, partial: isl.UnionMap) -> bool:
     return True
 
 
+def same_iteration_dependence(deps: Dependences, lowered: Lowered, sources: set[str], sinks: set[str],
+                              depth: int) -> bool:
+    """Whether some dependence from an instance of `sources` to one of `sinks` stays within one
+    iteration of the loops at schedule dimensions below `depth` (equal times there): then the
+    sinks must wait for the sources there (a barrier between two work-shared loops)."""
+    names = sources | sinks
+    rel = deps.restricted_to(names)
+    pairs = None
+    for m in maps_of(rel):
+        if m.get_tuple_name(isl.dim_type.in_) in sources and m.get_tuple_name(isl.dim_type.out) in sinks:
+            p = _schedule_pairs(isl.UnionMap.from_map(m), lowered)
+            if p is not None:
+                pairs = p if pairs is None else pairs.union(p)
+    if pairs is None:
+        return False
+    return not pairs.intersect(_equal_prefix(lowered.n_rows, depth)).is_empty()
+
+
 def carried_rows(deps: Dependences, lowered: Lowered, statements: set[str]) -> set[int]:
     """Rows at which some dependence among `statements` is carried (satisfied)."""
     pairs = _schedule_pairs(deps.restricted_to(statements), lowered)

@@ -21,6 +21,7 @@ from ..ir.program import Program
 from ..poly.deps import Dependences
 from ..poly.legality import check_step
 from ..runtime.status import Status
+from ..transforms.parallel import ParallelRegion, forks_more_than_once
 from ..transforms.schedule import Schedule
 from .candidates import generate
 from .policy import SearchPolicy
@@ -285,7 +286,8 @@ def guided_lanes(program: Program, guide: Evaluator, lanes: list[Scored], fresh:
 
 def answer(state: BeamState, deps: Dependences, evaluator: Evaluator) -> Scored:
     """The best schedule seen, without the enablers it does not need (when the policy says so),
-    and only if it beats the original by the policy's margin."""
+    and only if it beats the original by the policy's margin; with one parallel region when the
+    policy asks for it."""
     best = state.best
     if state.policy.drop_idle_enablers and best[0].steps:
         simple = drop_idle_enablers(deps, best[0])
@@ -295,6 +297,9 @@ def answer(state: BeamState, deps: Dependences, evaluator: Evaluator) -> Scored:
     margin = state.policy.min_answer_gain
     if best[0].steps and not (best[1].ok and best[1].speedup > root_score.speedup * (1 + margin)):
         best = state.root
+    if state.policy.regions and forks_more_than_once(best[0].lowered):
+        region = best[0].then(ParallelRegion())
+        best = (region, evaluator.evaluate(state.program, [region])[0])
     return best
 
 

@@ -61,6 +61,11 @@ class SearchPolicy:
     # the grown search space: register tiles (micro-kernels), cache-sized rectangular tiles, ...
     # The shipped cost model never saw it, so only measuring searches explore it by default.
     grown: bool = False
+    # give the answer one parallel region around its parallel loops when it would fork a team
+    # more than once (`transforms.parallel.ParallelRegion`): a model cannot score that choice
+    # (it changes no loop), and waking sleeping threads per loop is what made answers slower
+    # than the original when run without looper's timing environment
+    regions: bool = False
 
     @property
     def levels(self) -> list[str]:
@@ -79,7 +84,7 @@ def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> S
     elif evaluator in ("model", "hybrid"):
         depth = (model_meta or {}).get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE)
         base = SearchPolicy(max_affine=int(depth), min_answer_gain=PREDICTED_MIN_ANSWER_GAIN,
-                            drop_idle_enablers=True)
+                            drop_idle_enablers=True, regions=True)
     else:
         raise ValueError(f"unknown evaluator {evaluator!r} (measure, model, hybrid)")
     return base.with_(**overrides)

@@ -3,7 +3,7 @@
 from .registry import LEVELS, TRANSFORMS, Candidate, CandidateContext, Encoding, Transform, register
 from .fusion import Distribute, Fuse, Shift  # noqa: E402  (registration order is candidate order)
 from .affine import Interchange, Reverse, Skew
-from .parallel import Parallelize
+from .parallel import ParallelRegion, Parallelize
 from .tiling import Tile
 from .register_tiling import RegisterTile
 from .packing import Pack
@@ -12,5 +12,5 @@ from .unroll import Unroll
 from .schedule import Schedule
 
 __all__ = ["LEVELS", "TRANSFORMS", "Candidate", "CandidateContext", "Encoding", "Transform", "register",
-           "Distribute", "Fuse", "Shift", "Interchange", "Reverse", "Skew", "Parallelize", "Tile", "TimeTile", "RegisterTile", "Pack", "Unroll",
+           "Distribute", "Fuse", "Shift", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelRegion", "Tile", "TimeTile", "RegisterTile", "Pack", "Unroll",
            "Schedule"]

@@ -95,3 +95,48 @@ class Parallelize(Transform):
         deeper = [x for l in everything for c in l.loops for x in outermost(c)]
         if deeper:
             yield make(deeper)
+
+
+@register
+@dataclass(frozen=True)
+class ParallelRegion(Transform):
+    """All parallel loops of the kernel work-shared in one OpenMP parallel region
+    (`codegen.region`): threads are forked once, not per loop, and barriers between loops are
+    kept only where isl shows a dependence needs them."""
+
+    kind: ClassVar[str] = "region"
+    level: ClassVar[str] = "unroll"
+    refines: ClassVar[bool] = True
+
+    def touched(self) -> frozenset[str]:
+        return frozenset()
+
+    def apply(self, L: Lowered) -> Lowered:
+        return replace(L, region=True)
+
+    def describe(self, L: Lowered) -> str:
+        return "region()"
+
+    def encoding(self) -> Encoding:
+        return Encoding()
+
+    def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
+        """Always legal: the same loops run in parallel; only the team's lifetime changes."""
+        return None
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterator["ParallelRegion"]:
+        """Offered (in the grown space) when the schedule runs a parallel loop more than once:
+        several parallel nests, or a parallel loop inside a sequential one."""
+        if ctx.grown and forks_more_than_once(ctx.lowered):
+            yield cls()
+
+
+def forks_more_than_once(L: Lowered) -> bool:
+    """Whether `omp parallel for` per loop would fork a team more than once per kernel run."""
+    if L.region or not L.parallel:
+        return False
+    tree = L.tree
+    marked = [l for l in tree.loops() if any((s, l.row) in L.parallel for s in l.statements)]
+    outermost = [l for l in marked if not any(e in marked for e in tree.enclosing(l))]
+    return len(outermost) >= 2 or any(tree.enclosing(l) for l in outermost)

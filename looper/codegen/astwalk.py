@@ -1,0 +1,52 @@
+"""Walking isl ASTs: the statements, calls, loop iterators and annotations below a node."""
+from __future__ import annotations
+
+import islpy as isl
+
+
+def annotation(n: isl.AstNode) -> str | None:
+    """Name of the id isl attached to a node while building it (None: no annotation)."""
+    try:
+        note = n.get_annotation()
+    except isl.Error:  # islpy raises on a node without annotation
+        return None
+    return note.get_name() if note is not None else None
+
+
+def statements(n: isl.AstNode) -> set[str]:
+    """Names of the statements below an AST node."""
+    names: set[str] = set()
+
+    def visit(node):
+        if node.get_type() == isl.ast_node_type.user:
+            names.add(node.user_get_expr().get_op_arg(0).get_id().get_name())
+        return True
+
+    n.foreach_descendant_top_down(visit)
+    return names
+
+
+def calls(n: isl.AstNode) -> list[isl.AstExpr]:
+    """The statement calls (user nodes) below an AST node."""
+    out: list[isl.AstExpr] = []
+
+    def visit(node):
+        if node.get_type() == isl.ast_node_type.user:
+            out.append(node.user_get_expr())
+        return True
+
+    n.foreach_descendant_top_down(visit)
+    return out
+
+
+def iterators(n: isl.AstNode) -> set[str]:
+    """Iterators of the loops below an AST node (they must be private to a parallel loop)."""
+    names: set[str] = set()
+
+    def visit(node):
+        if node.get_type() == isl.ast_node_type.for_:
+            names.add(node.for_get_iterator().get_id().get_name())
+        return True
+
+    n.foreach_descendant_top_down(visit)
+    return names

@@ -1,0 +1,74 @@
+"""One parallel region around a kernel's parallel loops: printed with work-shared loops and
+barriers only where isl says a dependence needs one; the same outputs at 1, 2 and 4 threads."""
+from __future__ import annotations
+
+from looper.codegen.harness import program_c
+from looper.lang.parse import parse_file, parse_source
+from looper.poly.deps import compute_dependences
+from looper.search.candidates import generate
+from looper.search.factory import search_from_options
+from looper.transforms import ParallelRegion
+from looper.transforms.parallel import forks_more_than_once
+from looper.transforms.schedule import Schedule
+
+from conftest import kernel_path
+from helpers import differential
+
+WAVE = '''
+SIZES = {"S": dict(T=12, N=50)}
+def init(T: int, N: int, U: f64[N, N], V: f64[N, N], W: f64[N, N]):
+    for i in range(N):
+        for j in range(N):
+            U[i, j] = f64((i * 7 + j * 3) % 11) / 11.0
+            V[i, j] = f64((i + 2 * j) % 5) / 5.0
+def kernel(T: int, N: int, U: f64[N, N], V: f64[N, N], W: f64[N, N]):
+    for t in range(T):
+        for i in range(1, N - 1):
+            for j in range(1, N - 1):
+                W[i, j] = 2.0 * U[i, j] - V[i, j] + 0.1 * (U[i - 1, j] + U[i + 1, j] + U[i, j - 1] + U[i, j + 1] - 4.0 * U[i, j])
+        for i in range(1, N - 1):
+            for j in range(1, N - 1):
+                V[i, j] = U[i, j]
+        for i in range(1, N - 1):
+            for j in range(1, N - 1):
+                U[i, j] = W[i, j]
+OUTPUTS = ["U", "V"]
+'''
+
+
+def _parallel(p):
+    d = compute_dependences(p)
+    s = Schedule(p)
+    return s.then(*generate("parallel", s, d)[0]), d
+
+
+def test_parallel_loops_in_a_time_loop_share_one_region(tmp_path):
+    p = parse_source(WAVE, "wave.py", "S")
+    s, d = _parallel(p)
+    assert forks_more_than_once(s.lowered)
+    r = s.then(ParallelRegion())
+    text = program_c(p, [r.lowered])
+    kernel = text[text.index("kernel_0(void)"):text.index("#pragma endscop")]
+    assert kernel.count("omp parallel") == 1 and "omp parallel for" not in kernel
+    assert kernel.count("omp for") == 3
+    # V = U and W = f(U, V) in one step: V's copy may not start before W's reads of V finish,
+    # but U = W must wait for W: barriers where the dependences are
+    assert kernel.count("nowait") <= 1
+    for threads in (1, 2, 4):
+        assert differential(p, [s, r], tmp_path, threads=threads) == []
+
+
+def test_independent_loops_drop_their_barriers():
+    p = parse_file(kernel_path("fdtd_2d"), "MINI")
+    s, d = _parallel(p)
+    text = program_c(p, [s.then(ParallelRegion()).lowered])
+    assert "omp for nowait" in text  # ey's boundary row and ex do not depend on each other
+
+
+def test_model_answers_get_a_region_when_they_fork_more_than_once():
+    p = parse_source(WAVE, "wave.py", "S")
+    search = search_from_options(p, "model")
+    assert search.policy.regions
+    best = search.run(compute_dependences(p)).best
+    if best.lowered.parallel:
+        assert best.lowered.region and best.steps[-1].kind == "region"
