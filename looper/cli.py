@@ -51,6 +51,13 @@ def size_options(fn):
     return fn
 
 
+def omp_env_option(fn):
+    """`--omp-env`: what timed runs add to the user's environment (runtime.ompenv)."""
+    return click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV",
+                        help="OpenMP environment of timed runs: 'default' (as your shell has it), 'tuned' "
+                             "(OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=active) or 'NAME=V ...'.")(fn)
+
+
 def load_program(file: str, size: str | None, defines: tuple[str, ...]):
     from .lang.parse import parse_file
     return parse_file(file, size, parse_defines(defines))
@@ -153,13 +160,17 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
               help="Write a JSON report (sequence, speedups, every candidate).")
 @click.option("--explain", is_flag=True, help="Say why each rejected or failed candidate was dropped.")
+@omp_env_option
+@click.option("--bake-omp-env", is_flag=True,
+              help="The written program sets the tuned OpenMP settings (or --omp-env's) for itself, unless "
+                   "the user's environment sets them.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_friendly
 def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: int, max_affine: int | None,
                  max_fusion: int, evaluator: str, verify_top: int, model_path: str | None,
                  repeat: int, threads: int | None,
                  timeout: float | None, db: str | None, no_memo: bool, output: str | None,
-                 json_out: str | None, explain: bool, quiet: bool) -> None:
+                 json_out: str | None, explain: bool, omp_env: str, bake_omp_env: bool, quiet: bool) -> None:
     """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
@@ -171,20 +182,28 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
     from .poly.deps import compute_dependences
     from .runtime.measurements import MeasurementStore
     from .search.factory import search_from_options
-    from .search.report import explain_lines, report_json, summary_lines
+    from .runtime.ompenv import TUNED_ENV, OmpEnv
+    from .search.report import environment_lines, explain_lines, report_json, summary_lines
 
     program = load_program(file, size, defines)
+    env = OmpEnv.parse(omp_env)
     deps = compute_dependences(program)
     store = None if no_memo else MeasurementStore(db)
     with _Progress(quiet) as progress:
         search = search_from_options(program, evaluator, beam=beam, max_affine=max_affine, max_fusion=max_fusion,
                                      time_budget=timeout, explain=explain, model_path=model_path, repeats=repeat,
                                      threads=threads, store=store, memoize=not no_memo, verify_top=verify_top,
-                                     progress=progress.candidate)
-        result = search.run(deps, progress=progress.level)
+                                     omp_env=env, progress=progress.candidate)
+        result = search.run(deps, progress=progress.level, keep_open=True)
     verified = search.verified
     for line in summary_lines(program, result, evaluator):
         click.echo(line)
+    if search.measure is not None:
+        click.echo(f"  times taken in the OpenMP environment {env.describe()}")
+        if result.best.steps and result.best.lowered.parallel:
+            for line in environment_lines(program, search.measure, result.best):
+                click.echo(line)
+    search.close()
     for v in verified:
         got = f"{v.measured.speedup:.2f}x" if v.measured.ok else v.measured.status
         click.echo(f"  verified: predicted {v.predicted:.2f}x, measured {got}: {v.schedule.describe()}")
@@ -193,12 +212,13 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
         for line in explain_lines(result):
             click.echo(line)
     if output:
+        baked = (env if env.settings else TUNED_ENV).assignments() if bake_omp_env else ""
         Path(output).write_text(program_c(program, [result.best.lowered],
-                                          comments=[f"looper: {result.best.describe()}"]))
+                                          comments=[f"looper: {result.best.describe()}"], bake_env=baked))
     if json_out:
         extra = {"verified": [{"sequence": v.schedule.describe(), "predicted": v.predicted,
                                "measured": v.measured.speedup, "status": v.measured.status}
-                              for v in verified]}
+                              for v in verified], "omp_env": env.describe()}
         Path(json_out).write_text(json.dumps(report_json(program, result, evaluator, extra), indent=1))
 
 
@@ -237,27 +257,32 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
 @click.option("--scaled-products", is_flag=True,
               help="Matrix and matrix-vector products scaled by a scalar or constant on about half the "
                    "programs (alpha * A[i, k] * B[k, j], as PolyBench's BLAS kernels).")
+@omp_env_option
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
                 beam: int, max_affine: int, per_level: int, explore: int,
                 explore_model: str | None, repeat: int, threads: int | None,
                 instances: str, scalars: bool, patterns: str | None, scaled_products: bool,
-                quiet: bool) -> None:
+                omp_env: str, quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
     Resumable: run the same command again after an interrupt (even kill -9); finished programs
     are skipped and measurements already taken are read back from OUT_DIR/memo.sqlite.
     """
+    import dataclasses
     import os
 
     from .datagen.cluster import run_collection
+    from .runtime.ompenv import OmpEnv
     from .datagen.collect import DatasetWriter, config_json
     from .runtime.machine import default_threads
 
     threads = threads or default_threads()
     cfg = _collect_config(out_dir, beam, max_affine, per_level, explore, explore_model, repeat, threads,
                           instances, scalars, patterns, scaled_products)
+    cfg = dataclasses.replace(cfg, omp_env=OmpEnv.parse(omp_env).assignments() or "default")
+    click.echo(f"timings in {OmpEnv.parse(omp_env).describe()}", err=True)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
     workers = workers or max(1, (os.cpu_count() or 1) // threads)

@@ -35,6 +35,7 @@ from ..runtime.measurements import MeasurementStore
 from ..search.beam import beam_search
 from ..search.policy import policy_for
 from ..search.evaluators import ExecutionEvaluator
+from ..runtime.ompenv import OmpEnv
 from .synth import synth_program
 
 SCHEMA = pa.schema([
@@ -81,6 +82,7 @@ class CollectConfig:
     scalars: bool = False  # synth_program's mix with kernel-local scalars
     patterns: tuple[str, ...] | None = None  # only these synth_program patterns (None: all)
     scaled_products: bool = False  # synth_program's products scaled by a coefficient (alpha * A * B)
+    omp_env: str = "default"  # runtime.ompenv: what timings add to the environment (parts so far: tuned)
     lock_path: str = os.path.join(tempfile.gettempdir(), "looper-timing.lock")
     memo_name: str = "memo.sqlite"
 
@@ -107,6 +109,7 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     memo_dir.mkdir(parents=True, exist_ok=True)
     store = MeasurementStore(memo_dir / cfg.memo_name)
     ev = ExecutionEvaluator(program, repeats=cfg.repeats, threads=cfg.threads, store=store,
+                            omp_env=OmpEnv.parse(cfg.omp_env),
                             timing_lock=lambda: machine_lock(cfg.lock_path))
     guide = None
     if cfg.explore and cfg.explore_model:

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 from .machine import load_average
 from .measurements import Measurement
+from .ompenv import DEFAULT_ENV, OmpEnv
 from .status import Status
 
 _SECTION = re.compile(r"begin dump: (\S+)(.*?)end\s+dump: \1", re.S)
@@ -39,22 +40,15 @@ class RunResult:
         return f"exit status {self.returncode}" + (f": {' '.join(tail)}" if tail else "")
 
 
-# How every timed run's OpenMP runtime behaves (all systems alike): threads pinned one per core,
-# and waiting threads spin instead of sleeping.  On this 2-vCPU VM a sleeping thread's wake-up
-# costs up to milliseconds (the hypervisor halts the idle vCPU): with libgomp's default policy a
-# parallel synthetic kernel measured 0.78x one run and 1.82x the next, with OMP_WAIT_POLICY=active
-# 1.82x every time, and a stencil parallelized inside its time loop 0.02x vs 0.76x.
-TIMING_ENV = {"OMP_PROC_BIND": "true", "OMP_PLACES": "cores", "OMP_WAIT_POLICY": "active"}
-
-
 def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: float | None = None,
                threads: int | None = None, extra_env: dict[str, str] | None = None,
-               mode: str = "-", cutoff: float = 0.0) -> RunResult:
-    """Run `path VARIANT REPEATS MODE CUTOFF` under TIMING_ENV; parse one time per repeat."""
+               mode: str = "-", cutoff: float = 0.0, omp_env: OmpEnv = DEFAULT_ENV) -> RunResult:
+    """Run `path VARIANT REPEATS MODE CUTOFF` in `omp_env` (the user's environment plus its
+    settings; `runtime.ompenv`); parse one time per repeat."""
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
-    env.update(TIMING_ENV)
+    env = omp_env.apply(env)
     env.update(extra_env or {})
     try:
         res = subprocess.run([str(path), str(variant), str(repeats), mode, repr(cutoff)],
@@ -92,10 +86,10 @@ def runs_per_process(seconds: float) -> int:
     return max(1, min(50, int(AUTO_SECONDS / seconds)))
 
 
-def time_interleaved(runs: Sequence[tuple[Path | str, int]], rounds: int, threads: int | None = None,
-                     timeout: float | Limit | None = None, per_process: int | None = 1
-                     ) -> list[Interleaved]:
-    """Time several (binary, variant) pairs round-robin: each round runs every pair once, in a
+def time_interleaved(runs: Sequence[tuple], rounds: int, threads: int | None = None,
+                     timeout: float | Limit | None = None, per_process: int | None = 1,
+                     omp_env: OmpEnv = DEFAULT_ENV) -> list[Interleaved]:
+    """Time several (binary, variant[, OmpEnv]) runs round-robin: each round runs every pair once, in a
     fresh process (a warm-up run, then `per_process` timed ones, whose median counts), in
     alternating order.  One time per round and pair; a pair whose run fails or times out keeps
     that run and sits out the later rounds.
@@ -118,8 +112,9 @@ def time_interleaved(runs: Sequence[tuple[Path | str, int]], rounds: int, thread
                 continue
             n = per_process if per_process is not None else counts.get(k, 1)
             limit = timeout(k, n, out) if callable(timeout) else timeout
-            path, variant = runs[k]
-            res = run_binary(path, variant, 1 + n, timeout=limit, threads=threads)
+            path, variant, *env = runs[k]  # a pair may bring its own environment
+            res = run_binary(path, variant, 1 + n, timeout=limit, threads=threads,
+                             omp_env=env[0] if env else omp_env)
             if not res.ok or len(res.times) < 1 + n:
                 out[k].failure, out[k].limit = res, limit
                 continue
@@ -136,13 +131,14 @@ class Runner:
 
     threads: int | None = None
     timing_lock: Callable = contextlib.nullcontext
+    omp_env: OmpEnv = DEFAULT_ENV
 
     def run(self, binary: Path, variant: int, repeats: int, mode: str = "-", timeout: float | None = None,
             cutoff: float = 0.0) -> RunResult:
         """`repeats` runs of one variant in one process (no interpretation)."""
         with self.timing_lock():
             return run_binary(binary, variant, repeats, timeout=timeout, threads=self.threads,
-                              mode=mode, cutoff=cutoff)
+                              mode=mode, cutoff=cutoff, omp_env=self.omp_env)
 
     def measure(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float,
                 repeats: int) -> Measurement:
@@ -165,7 +161,8 @@ class Runner:
                     per_process: int | None = 1) -> list[Interleaved]:
         """`time_interleaved` under the timing lock."""
         with self.timing_lock():
-            return time_interleaved(runs, rounds, threads=self.threads, timeout=timeout, per_process=per_process)
+            return time_interleaved(runs, rounds, threads=self.threads, timeout=timeout, per_process=per_process,
+                                    omp_env=self.omp_env)
 
 
 def _times(stdout: str) -> list[float]:

@@ -299,7 +299,7 @@ def answer(state: BeamState, deps: Dependences, evaluator: Evaluator) -> Scored:
         best = state.root
     if state.policy.regions and forks_more_than_once(best[0].lowered):
         region = best[0].then(ParallelRegion())
-        best = (region, evaluator.evaluate(state.program, [region])[0])
+        best = (region, evaluator.evaluate(state.program, [region])[0])  # the same prediction
     return best
 
 

@@ -25,6 +25,7 @@ from ..runtime.compile import OPT_FLAGS, CompileError, compiler_id
 from ..runtime.limits import TimeLimits
 from ..runtime.machine import cpu_model, default_threads, load_average
 from ..runtime.measurements import Measurement, MeasurementStore, measurement_key
+from ..runtime.ompenv import DEFAULT_ENV, TUNED_ENV, OmpEnv
 from ..runtime.reference import Reference
 from ..runtime.run import Runner, runs_per_process
 from ..runtime.status import Status
@@ -47,12 +48,13 @@ class ExecutionEvaluator:
                  memoize: bool = True, batch_size: int = 8, slow_factor: float = 2.0,
                  timeout_factor: float = 4.0, min_timeout: float = 5.0,
                  progress: Callable[[int, int], None] | None = None, timing_lock=None,
-                 memo_only: bool = False):
+                 memo_only: bool = False, omp_env: OmpEnv = DEFAULT_ENV):
         self.program = program
         self.repeats = repeats
         self.threads = threads or default_threads()
         self.builder = ProgramBuilder(program, tuple(flags))
-        self.runner = Runner(self.threads, timing_lock or contextlib.nullcontext)
+        self.omp_env = omp_env  # what every run adds to the user's environment (runtime.ompenv)
+        self.runner = Runner(self.threads, timing_lock or contextlib.nullcontext, omp_env)
         self.limits = TimeLimits(slow_factor, timeout_factor, min_timeout)
         self.workdir = Path(tempfile.mkdtemp(prefix="looper-eval-"))
         self.reference = Reference(self.builder, self.runner, self.limits, self.workdir)
@@ -87,9 +89,11 @@ class ExecutionEvaluator:
         """What a measurement of `schedule` depends on: program, kernel C, compiler, flags, CPU,
         threads, repeats, harness."""
         repeats = self.repeats if repeats is None else repeats
-        return measurement_key(self.program.fingerprint, ProgramBuilder.code(schedule.lowered), compiler_id(),
-                               " ".join(self.flags), cpu_model(), str(self.threads), str(repeats),
-                               f"harness{HARNESS_VERSION}")
+        parts = [self.program.fingerprint, ProgramBuilder.code(schedule.lowered), compiler_id(),
+                 " ".join(self.flags), cpu_model(), str(self.threads), str(repeats), f"harness{HARNESS_VERSION}"]
+        if self.omp_env != TUNED_ENV:  # every memo entry before environments were a choice was tuned
+            parts.append(f"env:{self.omp_env.assignments()}")
+        return measurement_key(*parts)
 
     def _record(self, key: str, m: Measurement, schedule: Schedule, store: MeasurementStore | None) -> None:
         if store is not None:
@@ -222,6 +226,19 @@ class ExecutionEvaluator:
         times = [timed[v].times if timed[v].ok else None for v in which]
         original = statistics.median(times[0]) if times[0] else None
         return times[0], [(speedup_over(original, statistics.median(t) if t else None), t) for t in times[1:]]
+
+
+    def compare_environments(self, program: Program, schedule: Schedule, envs: Sequence[OmpEnv], rounds: int
+                             ) -> dict[OmpEnv, tuple[list[float], list[float]]]:
+        """The original's and `schedule`'s times in each environment, all runs interleaved in
+        one set of rounds (so that ratios across environments share this machine's drift)."""
+        binary = self.builder.build([Schedule(program).lowered, schedule.lowered])
+        base = self.baseline or 1.0
+        per_process = runs_per_process(base)
+        runs = [(binary.path, v, env) for env in envs for v in (0, 1)]
+        timed = self.runner.interleaved(runs, rounds, timeout=self.limits.process(1 + per_process, 4 * base),
+                                        per_process=per_process)
+        return {env: (timed[2 * k].times, timed[2 * k + 1].times) for k, env in enumerate(envs)}
 
 
 class ModelEvaluator:

@@ -14,6 +14,7 @@ from typing import Callable
 from ..ir.program import Program
 from ..poly.deps import Dependences
 from ..runtime.measurements import MeasurementStore
+from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from .beam import SearchResult, beam_search
 from .evaluators import ExecutionEvaluator, ModelEvaluator
 from .hybrid import Verified, verify_top
@@ -35,14 +36,19 @@ class Search:
     verify_top: int = 5
     verified: list[Verified] = field(default_factory=list)
 
-    def run(self, deps: Dependences, progress: Callable[[str, int, int], None] | None = None) -> SearchResult:
+    def run(self, deps: Dependences, progress: Callable[[str, int, int], None] | None = None,
+            keep_open: bool = False) -> SearchResult:
+        """The search's answer (`keep_open`: the measuring evaluator stays usable after it, for
+        reports that time the answer again; `close()` it then)."""
         try:
             result = beam_search(self.program, deps, self.evaluator, self.policy, progress)
             if self.kind == "hybrid":
-                result, self.verified = verify_top(self.program, result, self.verify_top, self.measure, deps)
+                result, self.verified = verify_top(self.program, result, self.verify_top, self.measure, deps,
+                                                   regions=self.policy.regions)
             return result
         finally:
-            self.close()
+            if not keep_open:
+                self.close()
 
     def close(self) -> None:
         if self.measure is not None:
@@ -54,7 +60,7 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
                         min_gain: float | None = None, time_budget: float | None = None,
                         explain: bool = False, model=None, model_path: str | None = None,
                         repeats: int = 3, threads: int | None = None, store: MeasurementStore | None = None,
-                        memoize: bool = True, verify_top: int = 5,
+                        memoize: bool = True, verify_top: int = 5, omp_env: OmpEnv = DEFAULT_ENV,
                         progress: Callable[[int, int], None] | None = None) -> Search:
     """A search of `program` scored by `evaluator`, with the policy's defaults for that evaluator
     where an option is None.  `model` is a loaded (network, metadata) pair, else `model_path`
@@ -64,7 +70,7 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
     measure = None
     if evaluator in ("measure", "hybrid"):
         measure = ExecutionEvaluator(program, repeats=repeats, threads=threads, store=store,
-                                     memoize=memoize, progress=progress)
+                                     memoize=memoize, progress=progress, omp_env=omp_env)
     meta = None
     if evaluator == "measure":
         scorer: object = measure

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from ..ir.program import Program
 from ..poly.deps import Dependences
 from ..runtime.status import Status
+from ..transforms.parallel import ParallelRegion, forks_more_than_once
 from ..transforms.schedule import Schedule
 from .beam import Score, SearchResult
 from .evaluators import ExecutionEvaluator
@@ -71,14 +72,23 @@ def top_candidates(result: SearchResult, k: int, deps: Dependences | None = None
     return chosen
 
 
+def with_region(s: Schedule) -> Schedule:
+    """`s` with one parallel region when it would fork a team more than once (the model-guided
+    search's finishing step, `policy.regions`)."""
+    return s.then(ParallelRegion()) if forks_more_than_once(s.lowered) else s
+
+
 def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
-               deps: Dependences | None = None, rounds: int = 3) -> tuple[SearchResult, list[Verified]]:
+               deps: Dependences | None = None, rounds: int = 3, regions: bool = True
+               ) -> tuple[SearchResult, list[Verified]]:
     """Measure the model's k best candidates (without idle reversals and skews when given `deps`);
     the fastest (or the original) wins.  The evaluator checks each candidate's outputs (one run);
     those that compute the right thing are then timed with the original, interleaved over `rounds` rounds
     (candidates timed one after the other were picked by this machine's drift as often as by
     their speed), and their medians decide."""
     cands = top_candidates(result, k, deps)
+    if regions:
+        cands = [(with_region(s), p) for s, p in cands]
     scores = evaluator.check(program, [Schedule(program)] + [s for s, _ in cands])
     verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
     good = [v for v in verified if v.measured.status.timed]

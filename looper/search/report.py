@@ -67,3 +67,23 @@ def report_json(program: Program, result: SearchResult, evaluator: str, extra: d
         ],
         **(extra or {}),
     }
+
+
+def environment_lines(program: Program, measure, schedule, rounds: int = 3) -> list[str]:
+    """How the answer's speed depends on the OpenMP environment: its speedup as the user's shell
+    runs it and with looper's tuned settings, timed interleaved, and the command that gets the
+    tuned speed when it is worth having (more than 5%)."""
+    from ..runtime.ompenv import DEFAULT_ENV, TUNED_ENV
+    env = measure.omp_env
+    other = TUNED_ENV if env != TUNED_ENV else DEFAULT_ENV
+    times = measure.compare_environments(program, schedule, [env, other], rounds)
+    med = {e: (statistics.median(o) if o else None, statistics.median(a) if a else None) for e, (o, a) in times.items()}
+    if None in med[env] + med[other]:
+        return ["  environments: a run failed; not compared"]
+    lines = [f"  in {e.describe()}: answer {med[e][0] / med[e][1]:.2f}x the original (median of {rounds} interleaved "
+             f"rounds)" for e in (env, other)]
+    gain = med[env][1] / med[TUNED_ENV][1] if env != TUNED_ENV else 1.0
+    if gain > 1.05:
+        lines.append(f"  the tuned environment runs the answer {gain:.2f}x faster still: "
+                     f"{TUNED_ENV.command('./' + program.name)}")
+    return lines

@@ -5,8 +5,32 @@ static double looper_now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+#ifdef LOOPER_BAKED_OMP_ENV
+#include <unistd.h>
+/* Built with --bake-omp-env: set the OpenMP settings this program was tuned with (the user's own
+   settings win), then re-execute, since the OpenMP runtime reads its environment at startup. */
+static void looper_bake_environment(char **argv)
+{
+  if (getenv("LOOPER_OMP_ENV_BAKED"))
+    return;
+  char settings[] = LOOPER_BAKED_OMP_ENV;
+  for (char *item = strtok(settings, " "); item; item = strtok(NULL, " ")) {
+    char *eq = strchr(item, '=');
+    if (eq) {
+      *eq = 0;
+      setenv(item, eq + 1, 0);
+    }
+  }
+  setenv("LOOPER_OMP_ENV_BAKED", "1", 1);
+  execv("/proc/self/exe", argv);
+}
+#endif
+
 int main(int argc, char **argv)
 {
+#ifdef LOOPER_BAKED_OMP_ENV
+  looper_bake_environment(argv);
+#endif
   int variant = argc > 1 ? atoi(argv[1]) : 0;
   int repeats = argc > 2 ? atoi(argv[2]) : 1;
   const char *mode = argc > 3 ? argv[3] : "-";   /* save:PATH | check:PATH | - */
