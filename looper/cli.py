@@ -196,7 +196,9 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: in
                                      omp_env=env, progress=progress.candidate)
         result = search.run(deps, progress=progress.level, keep_open=True)
     verified = search.verified
-    for line in summary_lines(program, result, evaluator):
+    for note in search.notes:
+        click.echo(f"note: {note}", err=True)
+    for line in summary_lines(program, result, search.kind):
         click.echo(line)
     if search.measure is not None:
         click.echo(f"  times taken in the OpenMP environment {env.describe()}")

@@ -149,3 +149,56 @@ def test_real_process_prints_no_traceback(tmp_path):
     assert res.returncode == 2
     assert res.stderr.startswith(f"{f}:4:11: error: non-affine subscript")
     assert "Traceback" not in res.stderr and res.stdout == ""
+
+
+MIN_IN_SUM = '''
+SIZES = {"MINI": dict(N=10)}
+def kernel(N: int, A: f64[N, N]):
+    for i in range(N):
+        for j in range(N):
+            for k in range(min(i, j) + 1):
+                A[i, j] += 1.0
+            for k in range(2 * max(0, i - 3), N - min(i, 2) - 1):
+                A[i, j] += 2.0
+OUTPUTS = ["A"]
+'''
+
+
+def test_min_and_max_inside_affine_bounds_are_affine(tmp_path):
+    """`range(min(i, j) + 1)` is affine: sums and constant factors distribute over min/max."""
+    from looper.lang.parse import parse_source
+    p = parse_source(MIN_IN_SUM, "t.py", "MINI")
+    s0, s1 = p.statements
+    import islpy as isl
+    assert s0.domain.is_equal(isl.Set("{ S0[i, j, k] : 0 <= i, j <= 9 and 0 <= k <= i and k <= j }"))
+    assert s1.domain.is_equal(isl.Set("{ S1[i, j, k] : 0 <= i, j <= 9 and max(0, 2i - 6) <= k < max(9 - i, 7) }"))
+    bad = MIN_IN_SUM.replace("range(min(i, j) + 1)", "range(min(i, j) * i)")
+    _expect(tmp_path, bad, 6, 28, ["non-affine loop bound"])
+
+
+DEEP = '''
+SIZES = {"S": dict(N=3)}
+def kernel(N: int, A: f64[N, N, N, N, N, N, N]):
+    for a in range(N):
+        for b in range(N):
+            for c in range(N):
+                for d in range(N):
+                    for e in range(N):
+                        for f in range(N):
+                            for g in range(N):
+                                A[a, b, c, d, e, f, g] = A[a, b, c, d, e, f, g] * 0.5 + 1.0
+OUTPUTS = ["A"]
+'''
+
+
+def test_a_nest_deeper_than_the_model_encodes_is_measured_instead(tmp_path):
+    from looper.costmodel.features import featurize
+    from looper.lang.parse import parse_source
+    from looper.poly.deps import compute_dependences
+    from looper.search.factory import search_from_options
+    from looper.transforms.schedule import Schedule
+    p = parse_source(DEEP, "deep.py", "S")
+    assert featurize(Schedule(p)).comps  # no crash either
+    search = search_from_options(p, "model", beam=1, max_affine=1, max_fusion=0, memoize=False)
+    assert search.kind == "measure" and "6 deep" in search.notes[0]
+    assert search.run(compute_dependences(p)).best_score.ok

@@ -82,6 +82,19 @@ LOOP = Layout([("extent", 1), ("level", 1), ("parallel", 1), ("tile", 1), ("poin
                ("innermost", 1), ("n_comps", 1), ("n_loops", 1), ("skewed", 1)])
 
 
+def unencodable(program: Program) -> str | None:
+    """Why the cost model cannot describe `program` faithfully (None: it can): its layouts have
+    room for nests up to MAX_ITERS deep (a deeper one would lose its inner loops' coefficients),
+    MAX_ARRAY_DIMS array dimensions and MAX_BUFFERS arrays.  A search then measures instead."""
+    deepest = program.max_depth
+    if deepest > MAX_ITERS:
+        return f"the cost model describes nests up to {MAX_ITERS} deep; this program's deepest is {deepest}"
+    rank = max((a.rank for a in program.arrays.values()), default=0)
+    if rank > MAX_ARRAY_DIMS:
+        return f"the cost model describes arrays of up to {MAX_ARRAY_DIMS} dimensions; this program has {rank}"
+    return None
+
+
 def slog(x: float) -> float:
     """Signed log: keeps huge constants (sizes) in a range a network can use."""
     return math.copysign(math.log1p(abs(x)), x)
@@ -343,7 +356,7 @@ def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History") -> C
     sched = np.zeros((MAX_LOOPS, MAX_ITERS + 2), dtype=np.float32)
     for j, k in enumerate(loops):
         r = rows[k]
-        sched[j, :st.depth] = r.coeffs[:MAX_ITERS]
+        sched[j, :min(st.depth, MAX_ITERS)] = r.coeffs[:MAX_ITERS]
         sched[j, MAX_ITERS] = slog(r.const)
         sched[j, MAX_ITERS + 1] = math.log2(r.div)
         v[COMP["parallel"].start + j] = float((st.name, k) in L.parallel)

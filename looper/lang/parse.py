@@ -468,12 +468,32 @@ class _Parser:
         raise self.error(node, f"non-affine {what}: '{ast.unparse(node)}'")
 
     def bound(self, node: ast.expr, iterators: set[str]) -> Bound:
+        """An affine loop bound, possibly with min/max anywhere in it (`min(i, j) + 1`): sums
+        and constant multiples distribute over min/max (`min(a, b) + c = min(a + c, b + c)`,
+        `-min(a, b) = max(-a, -b)`), so the result is a min/max tree of affine forms."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in ("min", "max"):
             if node.keywords or len(node.args) < 2:
                 raise self.error(node, f"{node.func.id}() in a bound takes two or more arguments")
             return MinMax(node.func.id, tuple(self.bound(a, iterators) for a in node.args))
-        return self.affine(node, iterators, "loop bound")
+        if not _has_min_max(node):
+            return self.affine(node, iterators, "loop bound")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            b = self.bound(node.operand, iterators)
+            return _scale_bound(b, -1) if isinstance(node.op, ast.USub) else b
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            left, right = self.bound(node.left, iterators), self.bound(node.right, iterators)
+            if isinstance(node.op, ast.Sub):
+                right = _scale_bound(right, -1)
+            return _add_bounds(left, right)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            left, right = self.bound(node.left, iterators), self.bound(node.right, iterators)
+            if isinstance(left, Affine) and left.is_constant:
+                return _scale_bound(right, left.const)
+            if isinstance(right, Affine) and right.is_constant:
+                return _scale_bound(left, right.const)
+        raise self.error(node, f"non-affine loop bound: '{ast.unparse(node)}' (min/max combine with sums and "
+                               "constant factors only)")
 
     def condition(self, node: ast.expr, iterators: set[str]) -> Condition:
         if isinstance(node, ast.BoolOp):
@@ -658,6 +678,28 @@ class _Parser:
         if not t.weak or t.dtype is dt:
             return t
         return _Typed(_retype(t.expr, dt), False)
+
+
+def _has_min_max(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("min", "max")
+               for n in ast.walk(node))
+
+
+def _scale_bound(b: Bound, k: int) -> Bound:
+    """k * b: a negative factor turns min into max."""
+    if isinstance(b, Affine):
+        return b.scale(k)
+    op = b.op if k >= 0 else {"min": "max", "max": "min"}[b.op]
+    return MinMax(op, tuple(_scale_bound(a, k) for a in b.args))
+
+
+def _add_bounds(a: Bound, b: Bound) -> Bound:
+    """a + b, with the sum pushed inside min/max."""
+    if isinstance(a, MinMax):
+        return MinMax(a.op, tuple(_add_bounds(x, b) for x in a.args))
+    if isinstance(b, MinMax):
+        return MinMax(b.op, tuple(_add_bounds(a, x) for x in b.args))
+    return a + b
 
 
 def _weak_target(weak: DType, other: DType) -> DType:

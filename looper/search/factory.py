@@ -35,6 +35,7 @@ class Search:
     measure: ExecutionEvaluator | None = None
     verify_top: int = 5
     verified: list[Verified] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the search did differently from what was asked
 
     def run(self, deps: Dependences, progress: Callable[[str, int, int], None] | None = None,
             keep_open: bool = False) -> SearchResult:
@@ -67,6 +68,13 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
     (None: the shipped weights) is loaded."""
     if evaluator not in EVALUATORS:
         raise ValueError(f"unknown evaluator {evaluator!r} ({', '.join(EVALUATORS)})")
+    notes = []
+    if evaluator in ("model", "hybrid"):
+        from ..costmodel.features import unencodable
+        why = unencodable(program)
+        if why is not None:
+            notes.append(f"{why}: measuring instead of predicting")
+            evaluator = "measure"
     measure = None
     if evaluator in ("measure", "hybrid"):
         measure = ExecutionEvaluator(program, repeats=repeats, threads=threads, store=store,
@@ -82,4 +90,4 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
         scorer = ModelEvaluator(program, net, meta)
     policy = policy_for(evaluator, meta, beam=beam, max_affine=max_affine, max_fusion=max_fusion,
                         min_gain=min_gain, time_budget=time_budget, explain=explain or None)
-    return Search(program, evaluator, policy, scorer, measure, verify_top)
+    return Search(program, evaluator, policy, scorer, measure, verify_top, notes=notes)
