@@ -59,6 +59,7 @@ class PolyBenchC:
 
     @property
     def utilities(self) -> Path:
+        """Where polybench.c and polybench.h are (`-I` and the second translation unit)."""
         return self.root / "utilities"
 
     def kernel(self, name: str) -> Path:
@@ -84,6 +85,7 @@ class NativeKernel:
 
     @property
     def c_file(self) -> Path:
+        """PolyBench's C file of this kernel."""
         return self.tree.kernel(self.name)
 
     def compile(self, system: str, text: str, flags: tuple[str, ...], cc: str,
@@ -96,6 +98,7 @@ class NativeKernel:
         key = build_key("\0".join([text] + [p.read_text() for p in headers + harness]), all_flags, cc)
 
         def build(tmp: Path) -> Path:
+            """Compile the kernel and polybench.c into one binary in `tmp`."""
             src = tmp / c_file.name
             src.write_text(text)
             cmd = [cc, *all_flags, "-I", str(self.tree.utilities), "-I", str(c_file.parent), str(src),
@@ -106,7 +109,7 @@ class NativeKernel:
         try:
             path = cached_build(key, ".bin", build)
         except CompileError as e:
-            return Build(system, status="failed", detail=str(e).splitlines()[0][:300], harness="polybench")
+            return Build(system, status="failed", detail=peers.compile_failure(e, cc), harness="polybench")
         return Build(system, Binary(path, key, all_flags), harness="polybench",
                      detail=f"{Path(cc).name} on PolyBench's {c_file.name}")
 

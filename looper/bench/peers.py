@@ -59,6 +59,7 @@ class PeerUnavailable(LooperError):
 
 
 def original_c(program: Program) -> str:
+    """looper's C of the untransformed program: the scop every peer of this mode starts from."""
     return program_c(program, [original(program)])
 
 
@@ -85,7 +86,20 @@ def _compile(system: str, source: str, flags: tuple[str, ...], cc: str, defines:
     try:
         return Build(system, compile_c(source, tuple(flags), cc=cc, defines=defines))
     except CompileError as e:
-        return Build(system, status="failed", detail=str(e).splitlines()[0][:300])
+        return Build(system, status="failed", detail=compile_failure(e, cc))
+
+
+def compile_failure(e: CompileError, cc: str) -> str:
+    """One line for the table: the compiler crashed (and where: clang-19's Polly crashes on
+    looper's rendering of jacobi-2d in IslNodeBuilder::createForParallel), or its first error."""
+    lines = e.message.splitlines()
+    name = Path(cc).name
+    if any("PLEASE submit a bug report" in line or "Stack dump" in line for line in lines):
+        frames = (re.search(r"#\d+ 0x[0-9a-f]+ (polly::[\w:]+)", line) for line in lines)
+        where = next((m.group(1) for m in frames if m), None)
+        return f"{name} crashed" + (f" in {where}" if where else "")
+    error = next((line.strip() for line in lines[1:] if "error:" in line), None)
+    return (f"{name}: {error}" if error else lines[0])[:300]
 
 
 # -- graphite, polly ------------------------------------------------------------------------------------
@@ -137,6 +151,7 @@ def default_polycc() -> Path:
 
 
 def pluto_missing() -> str:
+    """What to do when polycc is nowhere: the shared offline build script, or upstream's."""
     return ("--compare pluto needs Pluto's polycc, which is neither on PyPI nor in Debian, and none was found "
             f"on PATH or at {default_polycc()}: build Pluto 0.13 offline with the shared script "
             "(`../shared/peers/build-pluto.sh [PREFIX]`, about 2.5 minutes; it installs to "

@@ -69,6 +69,7 @@ class BenchConfig:
 
 
 def kernel_file(name: str) -> Path:
+    """The looper program of PolyBench kernel `name`, or a usage error listing the known ones."""
     path = KERNEL_DIR / f"{name.replace('-', '_')}.py"
     if not path.exists():
         raise LooperUsageError(f"no PolyBench kernel '{name}' (known: {', '.join(ALL_KERNELS)})")
@@ -86,6 +87,7 @@ class Answer:
 
 
 def search(name: str, size: str, cfg: BenchConfig) -> Answer:
+    """Parse the kernel at `size` and run looper's search on it (once for every input mode)."""
     program = parse_file(kernel_file(name), size)
     schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads)
     return Answer(name, program, schedule, seconds)

@@ -51,6 +51,7 @@ class KernelResult:
         return self.kernel, self.size, self.input
 
     def speedup(self, system: str, over: str = "gcc") -> float | None:
+        """How many times faster `system` ran than `over` (None unless both were timed)."""
         a, b = self.systems.get(over), self.systems.get(system)
         if a and b and a.status == "ok" and b.status == "ok" and a.median and b.median:
             return a.median / b.median
@@ -70,6 +71,7 @@ class KernelResult:
 
 
 def geomean(xs: list[float]) -> float | None:
+    """Geometric mean of the positive values (speedups are ratios), None when there are none."""
     xs = [x for x in xs if x and x > 0]
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 

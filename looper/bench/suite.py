@@ -76,6 +76,8 @@ class ResultsFile:
 
     @staticmethod
     def open(path: str | None, resume: bool) -> "ResultsFile":
+        """The file to write, with the results to keep when resuming (a usage error when
+        --resume has no --json to continue from)."""
         if resume and not path:
             raise LooperUsageError("--resume needs --json FILE (the results to continue from)")
         p = Path(path) if path else None
@@ -91,6 +93,7 @@ class ResultsFile:
         self.write(keep, cfg)
 
     def write(self, results: list[KernelResult], cfg: BenchConfig) -> None:
+        """Write all `results` (the whole run, at its end)."""
         if self.path is not None:
             self.path.write_text(json.dumps(to_json(results, meta(cfg)), indent=1))
 

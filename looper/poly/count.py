@@ -37,6 +37,7 @@ class _Constraint:
     equality: bool
 
     def affine(self, xs: list[sympy.Symbol]) -> sympy.Expr:
+        """The constraint's left-hand side as a sympy expression in `xs`."""
         return sum((c * x for c, x in zip(self.coeffs, xs)), sympy.Integer(self.const))
 
 

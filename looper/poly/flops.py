@@ -65,6 +65,7 @@ class StatementWork:
 
     @property
     def flops(self) -> int:
+        """This statement's flops over the whole kernel."""
         return self.instances * self.flops_each
 
 
@@ -78,6 +79,7 @@ class KernelWork:
 
     @property
     def flops(self) -> int:
+        """The kernel's exact flop count."""
         return sum(s.flops for s in self.statements)
 
     @property

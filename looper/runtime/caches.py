@@ -23,6 +23,7 @@ class CacheLevel:
     shared_with: str = ""  # the CPUs sharing one instance, as sysfs lists them (`0-1`)
 
     def describe(self) -> str:
+        """`L1d 48 KiB`, `L3 32 MiB, shared by CPUs 0-1`."""
         kind = {"Data": "d", "Instruction": "i"}.get(self.type, "")
         shared = f", shared by CPUs {self.shared_with}" if "-" in self.shared_with or "," in self.shared_with else ""
         return f"L{self.level}{kind} {_human(self.size)}{shared}"

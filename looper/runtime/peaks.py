@@ -42,6 +42,7 @@ class Limits:
 
     @property
     def peak_over_dgemm(self) -> float | None:
+        """The microkernel's double peak over numpy's DGEMM: a little above 1 when the peak is real."""
         return self.peak_double / self.dgemm if self.dgemm else None
 
 
@@ -87,6 +88,7 @@ class MachineReport:
     measured: float  # time.time() of the measurement
 
     def to_json(self) -> dict:
+        """Everything, as plain JSON values (`looper machine --json`)."""
         return dataclasses.asdict(self)
 
 
