@@ -82,7 +82,7 @@ def hot_loop(binary: Path, function: str = "chains") -> list[str]:
         return []
     text = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(binary)], capture_output=True,
                           text=True, check=True).stdout
-    m = re.search(rf"<{function}>:\n(.*?)(?:\n\n|\Z)", text, re.S)
+    m = re.search(rf"<{function}(?:\.[\w.]+)?>:\n(.*?)(?:\n\n|\Z)", text, re.S)  # chains.constprop.0 too
     return [line.split("\t", 1)[-1].strip() for line in m.group(1).splitlines()] if m else []
 
 
