@@ -448,6 +448,13 @@ def bench_group() -> None:
 @click.option("--kernels", default=None, help="Comma-separated PolyBench names (jacobi-2d or jacobi_2d); default all 30.")
 @click.option("--sizes", default="LARGE", show_default=True, help="Comma-separated datasets, MINI..EXTRALARGE.")
 @click.option("--compare", default="", help="Peers: pluto,polly,graphite,isl (gcc -O3 is always run).")
+@click.option("--input", "inputs", type=click.Choice(["scop", "native", "both"]), default="scop", show_default=True,
+              help="What the peers compile: looper's #pragma scop C in looper's harness (scop), or PolyBench's "
+                   "own C with PolyBench's harness (native; looper and its original stay in looper's harness), "
+                   "or both, one table each.")
+@click.option("--polybench-c", default=None, type=click.Path(file_okay=False),
+              help="PolyBench/C 4.2.1's source tree for --input native (default: $LOOPER_SHARED/polybench-c, "
+                   "else ../shared/polybench-c next to the repository).")
 @click.option("--evaluator", "-e", type=click.Choice(["model", "measure", "hybrid"]), default=None,
               help="looper's evaluator (default: model when weights are installed, else measure).")
 @click.option("--beam", default=3, show_default=True, type=click.IntRange(1, 64))
@@ -457,6 +464,9 @@ def bench_group() -> None:
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False))
 @click.option("--csv", "csv_out", default=None, type=click.Path(dir_okay=False))
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False))
+@click.option("--roofline", "roofline_out", default=None, type=click.Path(dir_okay=False),
+              help="Write a roofline plot (PNG): every kernel's GFLOP/s against its arithmetic intensity, "
+                   "for looper and each peer, under the measured peak and bandwidth.")
 @click.option("--resume", is_flag=True, help="Continue from --json, keeping the kernels it already holds.")
 @click.option("--check-only", is_flag=True,
               help="Search at --sizes, then build every system at MINI and compare outputs; no timing.")
@@ -466,88 +476,105 @@ def bench_group() -> None:
               help="Exit 1 naming every kernel that regressed against this baseline.")
 @click.option("--tolerance", default=0.10, show_default=True, type=float,
               help="Allowed relative drop of looper's speedup over gcc before it is a regression.")
-@click.option("--polycc", default=None, type=click.Path(), help="Path of Pluto's polycc (default: on PATH).")
+@click.option("--polycc", default=None, type=click.Path(),
+              help="Path of Pluto's polycc (default: on PATH, else ~/.cache/looper-peers/pluto/bin/polycc, "
+                   "where ../shared/peers/build-pluto.sh installs it).")
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
-def bench_polybench(kernels, sizes, compare, evaluator, beam, repeat, threads, json_out, csv_out, plot_out,
-                    resume, check_only, save_baseline, baseline, tolerance, polycc, quiet) -> None:
-    """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table, write JSON/CSV/plot."""
+def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, beam, repeat, threads, json_out,
+                    csv_out, plot_out, roofline_out, resume, check_only, save_baseline, baseline, tolerance,
+                    polycc, quiet) -> None:
+    """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table per input mode
+    (times, GFLOP/s, fraction of peak, speedups), write JSON/CSV/plots."""
     import json
     import time
 
-    from .bench import peers as peer_mod
-    from .bench import polybench as pb
+    from .bench import suite
+    from .bench.report import progress_line
     from .costmodel.store import default_model_path
     from .runtime.machine import default_threads
 
-    names = [k.strip().replace("_", "-") for k in kernels.split(",")] if kernels else pb.ALL_KERNELS
-    for k in names:
-        pb.kernel_file(k)
-    size_list = [s.strip().upper() for s in sizes.split(",") if s.strip()]
-    for s in size_list:
-        if s not in pb.SIZES:
-            raise LooperUsageError(f"--sizes: unknown dataset '{s}' (use {', '.join(pb.SIZES)})")
-    peers_list = [p.strip() for p in compare.split(",") if p.strip()]
-    for p in peers_list:
-        if p not in peer_mod.PEERS:
-            raise LooperUsageError(f"--compare: unknown peer '{p}' (use {', '.join(peer_mod.PEERS)})")
-    if "pluto" in peers_list:
-        peer_mod.find_polycc(polycc)  # stops here, saying what to install, when Pluto is missing
     if evaluator is None:
         evaluator = "model" if default_model_path().exists() else "measure"
-    cfg = pb.BenchConfig(names, size_list, peers_list, evaluator=evaluator, beam=beam, repeat=repeat,
-                         threads=threads or default_threads(), check_only=check_only, polycc=polycc)
-    previous = None
-    if resume:
-        if not json_out:
-            raise LooperUsageError("--resume needs --json FILE (the results to continue from)")
-        if Path(json_out).exists():
-            previous = pb.from_json(json.loads(Path(json_out).read_text()))
-
+    cfg = suite.config_from_options(kernels, sizes, compare, inputs, threads or default_threads(), polycc,
+                                    polybench_c, evaluator=evaluator, beam=beam, repeat=repeat,
+                                    check_only=check_only)
+    store = suite.ResultsFile.open(json_out, resume)
+    say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
     started = time.perf_counter()
 
     def on_result(r, n, total):
-        if json_out:  # written after every kernel: an interrupted suite resumes from here
-            sofar = pb.from_json(json.loads(Path(json_out).read_text())) if Path(json_out).exists() else []
-            keep = [x for x in sofar if (x.kernel, x.size) != (r.kernel, r.size)] + [r]
-            Path(json_out).write_text(json.dumps(pb.to_json(keep, cfg), indent=1))
-        if not quiet:
-            lo = r.systems.get("looper")
-            sp = r.speedup("looper", "gcc")
-            what = f"{sp:.2f}x over gcc" if sp else (lo.status if lo else "?")
-            elapsed = time.perf_counter() - started
-            eta = elapsed / n * (total - n)
-            click.echo(f"[{n}/{total}] {r.kernel} [{r.size}]: looper {what}  "
-                       f"(elapsed {elapsed / 60:.1f} min, ETA {eta / 60:.1f} min)", err=True)
+        store.add(r, cfg)  # after every kernel: an interrupted suite resumes from here
+        say(progress_line(r, n, total, time.perf_counter() - started))
 
-    results = pb.run_suite(cfg, previous, on_result, log=(lambda s: None) if quiet else
-                           (lambda s: click.echo(s, err=True)))
-    systems = ["gcc", "looper"] + peers_list
+    results = suite.run_suite(cfg, store.previous, on_result, log=say)
+    _print_bench(results, cfg)
+    store.write(results, cfg)
+    suite.write_outputs(results, cfg, csv_out, plot_out, roofline_out, save_baseline)
+    base = json.loads(Path(baseline).read_text()) if baseline else None
+    sys.exit(suite.exit_status(results, check_only, base, tolerance, lambda s: click.echo(s, err=True)))
+
+
+def _print_bench(results, cfg) -> None:
+    """One table per input mode on stdout (wide when it is not a terminal: files keep every column)."""
     from rich.console import Console
-    Console(width=None if sys.stdout.isatty() else 200).print(pb.table(results, systems, check_only))
+
+    from .bench.report import table
+    console = Console(width=None if sys.stdout.isatty() else 260)
+    for mode in cfg.inputs:
+        rows = [r for r in results if r.input == mode]
+        console.print(table(rows, cfg.systems(mode), cfg.check_only, mode, cfg.limits))
+
+
+@main.command("machine")
+@click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
+              help="Measure 1..N threads (default: all cores).")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False),
+              help="Write every number (and the caches) as JSON.")
+@click.option("--quick", is_flag=True,
+              help="A tiny measurement budget (a few seconds in all): rough numbers, for smoke tests; "
+                   "nothing is cached.")
+@_friendly
+def machine_cmd(threads: int | None, json_out: str | None, quick: bool) -> None:
+    """Measure this machine's limits: FMA peak (double, single) and triad bandwidth for 1..N
+    threads, numpy's DGEMM on the same threads as a check on the peak, and the caches (sysfs).
+
+    The numbers are cached (per CPU model, compiler and thread count) for `looper bench`, which
+    reports each kernel's fraction of peak and draws the roofline from them.
+    """
+    import json
+
+    from rich.console import Console
+
+    from .runtime import peaks
+    from .runtime.machine import default_threads
+
+    report = peaks.measure_machine(threads or default_threads(), peaks.QUICK if quick else peaks.Budget(),
+                                   log=lambda s: click.echo(s, err=True))
+    if not quick:
+        for limits in report.limits:
+            peaks.save_limits(limits)
+    Console(width=None if sys.stdout.isatty() else 160).print(_machine_table(report))
     if json_out:
-        Path(json_out).write_text(json.dumps(pb.to_json(results, cfg), indent=1))
-    if csv_out:
-        pb.write_csv(results, csv_out)
-    if plot_out and not check_only:
-        pb.plot(results, systems, plot_out)
-    if save_baseline:
-        Path(save_baseline).write_text(json.dumps(pb.baseline_json(results), indent=1))
-    status = 0
-    if check_only:
-        # wrong outputs and crashes fail the check; a peer that cannot build (isl's scheduler
-        # giving up, a missing compiler) is reported but is not looper's failure
-        bad = [f"{r.kernel}: {s} {x.status} {x.detail}" for r in results for s, x in r.systems.items()
-               if x.status in ("WRONG", "crash", "timeout") or (s in ("looper", "gcc") and x.status != "checked")]
-        for b in bad:
-            click.echo(f"check failed: {b}", err=True)
-        status = 1 if bad else 0
-    if baseline:
-        regs = pb.regressions(results, json.loads(Path(baseline).read_text()), tolerance)
-        for r in regs:
-            click.echo(f"REGRESSION {r}", err=True)
-        status = 1 if regs else status
-    sys.exit(status)
+        Path(json_out).write_text(json.dumps(report.to_json(), indent=1))
+
+
+def _machine_table(report):
+    """`looper machine`'s table: one row per thread count, the caches in the caption."""
+    from rich.table import Table
+
+    lanes = report.limits[0].lanes_double if report.limits else 0
+    t = Table(title=f"{report.cpu}; {report.compiler}; FMA microkernel on {64 * lanes}-bit vectors",
+              caption="caches: " + ", ".join(c.describe() for c in report.caches))
+    for name in ("threads", "FMA peak double\n(GFLOP/s)", "FMA peak single\n(GFLOP/s)", "triad\n(GB/s)",
+                 "numpy DGEMM\n(GFLOP/s)", "peak / DGEMM"):
+        t.add_column(name, justify="right")
+    for x in report.limits:
+        dgemm = f"{x.dgemm:.1f}" + (f" ({x.dgemm_core})" if x.dgemm_core else "") if x.dgemm else "-"
+        ratio = f"{x.peak_over_dgemm:.2f}" if x.peak_over_dgemm else "-"
+        t.add_row(str(x.threads), f"{x.peak_double:.1f}", f"{x.peak_single:.1f}", f"{x.bandwidth:.1f}", dgemm,
+                  ratio)
+    return t
 
 
 class _Progress:

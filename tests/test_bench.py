@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from looper.bench import peers
+from looper.bench import check, peers, suite, timing
 from looper.bench import polybench as pb
+from looper.bench.results import KernelResult, SystemResult
 from looper.cli import main
 from looper.lang.parse import parse_file
 from looper.runtime.compile import EXACT_FLAGS
@@ -56,10 +57,12 @@ def test_pluto_output_parsing():
 
 
 def test_missing_polycc_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))  # no polycc anywhere
+    monkeypatch.setenv("PATH", str(tmp_path))  # no polycc anywhere: not on PATH, not at the default place
+    monkeypatch.setenv("HOME", str(tmp_path))
     res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--compare", "pluto"])
     assert res.exit_code == 2
     assert "polycc" in res.output and "github.com/bondhugula/pluto" in res.output
+    assert "build-pluto.sh" in res.output and str(peers.default_polycc()) in res.output
     res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--compare", "pluto",
                                     "--polycc", str(tmp_path / "nope")])
     assert res.exit_code == 2 and "not an executable" in res.output
@@ -78,7 +81,7 @@ def test_wrong_output_is_reported_and_never_timed():
     builds = {"gcc": peers.build_gcc(p, (), EXACT_FLAGS),
               "looper": peers._compile("looper", pb.peers.program_c(p, [swapped]), peers.OPT_FLAGS + EXACT_FLAGS,
                                        "gcc", ())}
-    out = pb.check_outputs(builds)
+    out = check.check_outputs(builds)
     assert out["gcc"].status == "checked"
     assert out["looper"].status == "WRONG" and out["looper"].median is None and not out["looper"].times
 
@@ -86,13 +89,14 @@ def test_wrong_output_is_reported_and_never_timed():
 def test_bench_times_only_what_checked(monkeypatch):
     """run_kernel: a WRONG system is never handed to the timing stage."""
     timed = []
-    real = pb.time_systems
-    monkeypatch.setattr(pb, "time_systems", lambda builds, cfg, log: timed.extend(builds) or real(builds, cfg, log))
-    monkeypatch.setattr(pb, "check_outputs", lambda builds, log: {
-        s: pb.SystemResult(s, "WRONG" if s == "looper" else "checked") for s in builds})
+    real = timing.time_systems
+    monkeypatch.setattr(timing, "time_systems", lambda builds, cfg, log: timed.extend(builds) or real(builds, cfg, log))
+    monkeypatch.setattr(check, "check_outputs", lambda builds, log, threads: {
+        s: SystemResult(s, "WRONG" if s == "looper" else "checked") for s in builds})
     cfg = pb.BenchConfig(["jacobi-1d"], ["MINI"], [], evaluator="measure", repeat=1, threads=2)
-    r = pb.run_kernel("jacobi-1d", "MINI", cfg)
+    [r] = pb.run_kernel("jacobi-1d", "MINI", cfg)
     assert timed == ["gcc"] and r.systems["looper"].status == "WRONG" and r.systems["gcc"].status == "ok"
+    assert r.input == "scop" and r.flops and r.bytes and r.systems["gcc"].gflops is None  # no limits: no rates
 
 
 def test_polly_gramschmidt_is_not_a_false_wrong():
@@ -102,7 +106,7 @@ def test_polly_gramschmidt_is_not_a_false_wrong():
         pytest.skip("no clang with Polly here")
     p = parse_file(kernel_path("gramschmidt"), "MINI")
     builds = {"gcc": peers.build_gcc(p, (), EXACT_FLAGS), "polly": peers.build_polly(p, (), extra=EXACT_FLAGS)}
-    assert pb.check_outputs(builds)["polly"].status == "checked"
+    assert check.check_outputs(builds)["polly"].status == "checked"
 
 
 def test_isl_peer_parallel_loops_are_exact():
@@ -112,20 +116,63 @@ def test_isl_peer_parallel_loops_are_exact():
     code = pb.peers.program_c(p, [peers.isl_kernel(p)])
     assert "omp parallel for" in code
     builds = {"gcc": peers.build_gcc(p, (), EXACT_FLAGS), "isl": peers.build_isl(p, (), extra=EXACT_FLAGS)}
-    assert pb.check_outputs(builds)["isl"].status == "checked"
+    assert check.check_outputs(builds)["isl"].status == "checked"
 
 
-def _result(speedup: float | None, status: str = "ok") -> pb.KernelResult:
-    gcc = pb.SystemResult("gcc", "ok", 1.0, 1.0, 1.0, [1.0])
-    lo = pb.SystemResult("looper", status, 1.0 / speedup if speedup else None)
-    return pb.KernelResult("gemm", "LARGE", "x", "model", 1.0, {"gcc": gcc, "looper": lo})
+def _result(speedup: float | None, status: str = "ok", mode: str = "scop") -> KernelResult:
+    gcc = SystemResult("gcc", "ok", 1.0, 1.0, 1.0, [1.0])
+    lo = SystemResult("looper", status, 1.0 / speedup if speedup else None)
+    return KernelResult("gemm", "LARGE", "x", "model", 1.0, {"gcc": gcc, "looper": lo}, mode)
 
 
 def test_regressions():
-    base = pb.baseline_json([_result(2.0)])
-    assert pb.regressions([_result(1.9)], base, 0.10) == []
-    assert pb.regressions([_result(1.7)], base, 0.10)[0].startswith("gemm/LARGE: speedup over gcc 1.70x")
-    assert "WRONG" in pb.regressions([_result(None, "WRONG")], base, 0.10)[0]
+    base = suite.baseline_json([_result(2.0)])
+    assert suite.regressions([_result(1.9)], base, 0.10) == []
+    assert suite.regressions([_result(1.7)], base, 0.10)[0].startswith("gemm/LARGE: speedup over gcc 1.70x")
+    assert "WRONG" in suite.regressions([_result(None, "WRONG")], base, 0.10)[0]
+    # the native mode has baselines of its own: a scop baseline never judges a native result
+    native = suite.baseline_json([_result(2.0, mode="native")])
+    assert list(native["kernels"]) == ["gemm/LARGE/native"]
+    assert suite.regressions([_result(1.0, mode="native")], base, 0.10) == []
+    assert suite.regressions([_result(1.0, mode="native")], native, 0.10)
+
+
+def test_exit_status_rules():
+    """--check-only fails on wrong outputs and crashes of any system and on looper or a
+    baseline not checked; a peer that could not build does not fail it."""
+    said = []
+    ok = KernelResult("gemm", "MINI", "x", "model", 0.0, {
+        "gcc": SystemResult("gcc", "checked"), "looper": SystemResult("looper", "checked"),
+        "pluto": SystemResult("pluto", "failed", detail="pluto failed: Error extracting polyhedra")}, "native")
+    assert suite.exit_status([ok], True, None, 0.1, said.append) == 0 and said == []
+    ok.systems["polly"] = SystemResult("polly", "WRONG", detail="3 values differ")
+    assert suite.exit_status([ok], True, None, 0.1, said.append) == 1
+    assert said == ["check failed: gemm (native): polly WRONG 3 values differ"]
+    ok.systems["original"] = SystemResult("original", "crash")
+    assert len(suite.check_failures([ok])) == 2
+    base = suite.baseline_json([_result(2.0)])
+    assert suite.exit_status([_result(1.0)], False, base, 0.1, said.append) == 1
+    assert said[-1].startswith("REGRESSION gemm/LARGE")
+    assert suite.exit_status([_result(1.0)], False, None, 0.1, said.append) == 0
+
+
+def test_resume_rules(tmp_path):
+    """--resume needs --json; a result is kept only for its own input mode and when it has every
+    peer asked for; the file is rewritten entry by entry."""
+    with pytest.raises(Exception, match="--resume needs --json"):
+        suite.ResultsFile.open(None, True)
+    cfg = pb.BenchConfig(["gemm"], ["LARGE"], ["polly"], inputs=["scop", "native"])
+    store = suite.ResultsFile.open(str(tmp_path / "r.json"), True)
+    assert store.previous == []
+    scop = _result(2.0)
+    scop.systems["polly"] = SystemResult("polly", "ok", 1.0)
+    store.add(scop, cfg)
+    store.add(_result(3.0, mode="native"), cfg)  # no polly: run again
+    store.add(scop, cfg)  # replaces, does not duplicate
+    again = suite.ResultsFile.open(str(tmp_path / "r.json"), True)
+    assert [r.key for r in again.previous] == [("gemm", "LARGE", "native"), ("gemm", "LARGE", "scop")]
+    assert list(suite.reusable(again.previous, cfg)) == [("gemm", "LARGE", "scop")]
+    assert again.previous[1].speedup("looper") == pytest.approx(2.0)
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +181,7 @@ def bench_run(tmp_path_factory):
     out = d / "r.json"
     args = ["bench", "polybench", "--kernels", "jacobi-1d", "--sizes", "MINI", "--evaluator", "measure",
             "--repeat", "2", "--json", str(out), "--csv", str(d / "r.csv"), "--plot", str(d / "r.png"),
-            "--save-baseline", str(d / "base.json"), "-q"]
+            "--roofline", str(d / "roof.png"), "--save-baseline", str(d / "base.json"), "-q"]
     res = CliRunner().invoke(main, args)
     return d, res
 
@@ -143,10 +190,18 @@ def test_bench_writes_table_json_csv_plot(bench_run):
     d, res = bench_run
     assert res.exit_code == 0, res.output
     assert "jacobi-1d" in res.output and "geomean" in res.output
+    assert "input: scop" in res.output and "GFLOP/s" in res.output
     data = json.loads((d / "r.json").read_text())
-    assert data["results"][0]["systems"]["gcc"]["status"] == "ok"
-    assert "jacobi-1d,MINI,looper" in (d / "r.csv").read_text()
-    assert (d / "r.png").stat().st_size > 1000
+    result = data["results"][0]
+    gcc = result["systems"]["gcc"]
+    assert gcc["status"] == "ok" and result["input"] == "scop"
+    # jacobi-1d at MINI: TSTEPS=20, N=30, two statements of 3 flops each over 28 points a step
+    assert result["flops"] == 20 * 2 * 28 * 3 and result["precision"] == "double"
+    assert gcc["gflops"] == pytest.approx(result["flops"] / gcc["median"] / 1e9)
+    assert 0 < gcc["fraction_of_peak"] and data["meta"]["limits"]["peak_double_gflops"] > 0
+    assert "jacobi-1d,MINI,scop,looper" in (d / "r.csv").read_text()
+    assert (d / "r.csv").read_text().splitlines()[0].split(",")[9:11] == ["gflops", "fraction_of_peak"]
+    assert (d / "r.png").stat().st_size > 1000 and (d / "roof.png").stat().st_size > 1000
 
 
 def test_baseline_exit_codes(bench_run, tmp_path):
@@ -218,10 +273,15 @@ def test_systems_are_timed_interleaved(monkeypatch):
     monkeypatch.setattr(run, "run_binary", fake_run)
     builds = {s: peers.Build(s, Binary(Path(s), s, ())) for s in ("gcc", "looper", "polly")}
     builds["pluto"] = peers.Build("pluto", None, "WRONG")
+    builds["graphite"] = peers.Build("graphite", Binary(Path("graphite"), "g", ()), harness="polybench")
+    speed["graphite"] = 0.01
     cfg = pb.BenchConfig(["x"], ["MINI"], [], repeat=3, threads=2, min_timeout=1.0)
-    out = pb.time_systems(builds, cfg)
-    assert [s for s, _ in calls] == ["gcc", "looper", "polly", "looper", "gcc", "gcc", "looper"]
+    out = timing.time_systems(builds, cfg)
+    assert [s for s, _ in calls if s != "graphite"] == ["gcc", "looper", "polly", "looper", "gcc", "gcc", "looper"]
     assert out["polly"].status == "timeout" and out["pluto"].status == "WRONG"
     assert out["gcc"].times == pytest.approx([0.55, 0.6, 0.65]) and out["gcc"].median == pytest.approx(0.6)
     assert [n for s, n in calls if s == "looper"] == [2, 101, 101]  # warm-up + 1, then 0.1 s worth
-    assert list(out) == ["gcc", "looper", "polly", "pluto"]
+    # PolyBench's harness times one run per process: 1 process, then 0.1 s worth (10 at most)
+    assert [n for s, n in calls if s == "graphite"] == [1] * (1 + 10 + 10)
+    assert out["graphite"].status == "ok" and len(out["graphite"].times) == 3
+    assert list(out) == ["gcc", "looper", "polly", "pluto", "graphite"]

@@ -1,7 +1,9 @@
-"""The systems `looper bench` compares, each turned into a binary of the same PolyBench harness.
+"""The systems `looper bench` compares in its scop mode, each a binary of looper's harness.
 
 Every peer starts from the same `#pragma scop` C that `looper compile` writes (the original
 schedule), so all of them are timed by the same `main`, the same timer and the same output check.
+(The native mode, where peers compile PolyBench's own C with PolyBench's own harness, is
+`bench/native.py`.)
 
 - gcc:      -O3 -march=native (the baseline; always run)
 - looper:   looper's chosen schedule, gcc -O3 -march=native -fopenmp
@@ -40,13 +42,16 @@ POLLY_CC = ("clang-19", "clang")
 
 @dataclass
 class Build:
-    """What a peer produced: a binary, or why there is none."""
+    """What a peer produced: a binary, or why there is none.  `harness` says how the binary is
+    run: "looper" (`binary VARIANT REPEATS MODE`: warm-up and repeats in one process, outputs
+    checked inside) or "polybench" (PolyBench's own main: one timed run, dump on stderr)."""
 
     system: str
     binary: Binary | None = None
     status: str = "ok"  # ok | failed | unavailable
     detail: str = ""
     info: dict = field(default_factory=dict)
+    harness: str = "looper"
 
 
 class PeerUnavailable(LooperError):
@@ -54,6 +59,7 @@ class PeerUnavailable(LooperError):
 
 
 def original_c(program: Program) -> str:
+    """looper's C of the untransformed program: the scop every peer of this mode starts from."""
     return program_c(program, [original(program)])
 
 
@@ -80,7 +86,20 @@ def _compile(system: str, source: str, flags: tuple[str, ...], cc: str, defines:
     try:
         return Build(system, compile_c(source, tuple(flags), cc=cc, defines=defines))
     except CompileError as e:
-        return Build(system, status="failed", detail=str(e).splitlines()[0][:300])
+        return Build(system, status="failed", detail=compile_failure(e, cc))
+
+
+def compile_failure(e: CompileError, cc: str) -> str:
+    """One line for the table: the compiler crashed (and where: clang-19's Polly crashes on
+    looper's rendering of jacobi-2d in IslNodeBuilder::createForParallel), or its first error."""
+    lines = e.message.splitlines()
+    name = Path(cc).name
+    if any("PLEASE submit a bug report" in line or "Stack dump" in line for line in lines):
+        frames = (re.search(r"#\d+ 0x[0-9a-f]+ (polly::[\w:]+)", line) for line in lines)
+        where = next((m.group(1) for m in frames if m), None)
+        return f"{name} crashed" + (f" in {where}" if where else "")
+    error = next((line.strip() for line in lines[1:] if "error:" in line), None)
+    return (f"{name}: {error}" if error else lines[0])[:300]
 
 
 # -- graphite, polly ------------------------------------------------------------------------------------
@@ -126,21 +145,37 @@ def build_polly(program: Program, defines: tuple[str, ...], clang: str | None = 
 
 # -- pluto ------------------------------------------------------------------------------------------------
 
-PLUTO_MISSING = ("--compare pluto needs Pluto's polycc, which is neither on PyPI nor in Debian: build Pluto "
-                 "0.12/0.13 from https://github.com/bondhugula/pluto (./configure && make) and put polycc on "
-                 "PATH, or pass --polycc /path/to/polycc")
+def default_polycc() -> Path:
+    """Where `build-pluto.sh` installs polycc when given no prefix (looked up after PATH)."""
+    return Path.home() / ".cache" / "looper-peers" / "pluto" / "bin" / "polycc"
+
+
+def pluto_missing() -> str:
+    """What to do when polycc is nowhere: the shared offline build script, or upstream's."""
+    return ("--compare pluto needs Pluto's polycc, which is neither on PyPI nor in Debian, and none was found "
+            f"on PATH or at {default_polycc()}: build Pluto 0.13 offline with the shared script "
+            "(`../shared/peers/build-pluto.sh [PREFIX]`, about 2.5 minutes; it installs to "
+            "~/.cache/looper-peers/pluto by default), or from https://github.com/bondhugula/pluto "
+            "(./configure && make), then put polycc on PATH or pass --polycc /path/to/polycc")
+
+
+def _executable(path: str | Path) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def find_polycc(explicit: str | None = None) -> str:
-    """polycc's path, or a PeerUnavailable saying what to install."""
+    """polycc's path (--polycc, else PATH, else build-pluto.sh's default prefix), or a
+    PeerUnavailable saying how to build it."""
     if explicit:
-        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+        if not _executable(explicit):
             raise PeerUnavailable(f"--polycc {explicit}: not an executable file")
         return explicit
     path = shutil.which("polycc")
-    if path is None:
-        raise PeerUnavailable(PLUTO_MISSING)
-    return path
+    if path is not None:
+        return path
+    if _executable(default_polycc()):
+        return str(default_polycc())
+    raise PeerUnavailable(pluto_missing())
 
 
 def pluto_command(polycc: str, source: Path, output: Path) -> list[str]:
@@ -167,24 +202,40 @@ def parse_pluto_output(stdout: str, c_text: str | None = None) -> dict:
     return info
 
 
-def build_pluto(program: Program, defines: tuple[str, ...], polycc: str, timeout: float = 600,
-                extra: tuple[str, ...] = ()) -> Build:
+@dataclass(frozen=True)
+class PlutoOutput:
+    """What one polycc run gave: the transformed C, or why there is none; what Pluto did."""
+
+    text: str | None
+    detail: str = ""
+    info: dict = field(default_factory=dict)
+
+
+def run_polycc(polycc: str, source: str, name: str, timeout: float = 600) -> PlutoOutput:
+    """polycc --tile --parallel on one C file, in a directory of its own (polycc writes its
+    temporary files into its working directory: concurrent runs must not share one)."""
     with tempfile.TemporaryDirectory(prefix="looper-pluto-") as tmp:
-        src = Path(tmp) / f"{program.name}.c"
-        out = Path(tmp) / f"{program.name}.pluto.c"
-        src.write_text(original_c(program))
+        src, out = Path(tmp) / f"{name}.c", Path(tmp) / f"{name}.pluto.c"
+        src.write_text(source)
         try:
             r = subprocess.run(pluto_command(polycc, src, out), capture_output=True, text=True,
                                timeout=timeout, cwd=tmp)
         except subprocess.TimeoutExpired:
-            return Build("pluto", status="failed", detail=f"pluto failed: polycc took over {timeout:.0f} s")
+            return PlutoOutput(None, f"pluto failed: polycc took over {timeout:.0f} s")
         if r.returncode != 0 or not out.exists():
             msg = (r.stderr.strip() or r.stdout.strip()).splitlines()[-1:] or ["no output"]
-            return Build("pluto", status="failed", detail=f"pluto failed: {msg[0][:300]}")
+            return PlutoOutput(None, f"pluto failed: {msg[0].replace(tmp + '/', '')[:300]}")
         text = out.read_text()
-        info = parse_pluto_output(r.stdout, text)
-    b = _compile("pluto", text, OPT_FLAGS + extra, "gcc", defines)
-    b.info.update(info)
+        return PlutoOutput(text, info=parse_pluto_output(r.stdout, text))
+
+
+def build_pluto(program: Program, defines: tuple[str, ...], polycc: str, timeout: float = 600,
+                extra: tuple[str, ...] = ()) -> Build:
+    pluto = run_polycc(polycc, original_c(program), program.name, timeout)
+    if pluto.text is None:
+        return Build("pluto", status="failed", detail=pluto.detail)
+    b = _compile("pluto", pluto.text, OPT_FLAGS + extra, "gcc", defines)
+    b.info.update(pluto.info)
     return b
 
 

@@ -68,7 +68,9 @@ def build_key(source: str, flags: tuple[str, ...], cc: str = "gcc") -> str:
     return h.hexdigest()[:24]
 
 
-def _gcc(cmd: list[str], timeout: float, what: str) -> None:
+def run_compiler(cmd: list[str], timeout: float, what: str) -> None:
+    """Run one compiler command; a CompileError (DataTooLarge for a link the static arrays
+    outgrew) with the compiler's first 30 lines of errors when it fails."""
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
@@ -79,8 +81,9 @@ def _gcc(cmd: list[str], timeout: float, what: str) -> None:
         raise error(f"{cmd[0]} failed on generated code ({what}):\n{msg}")
 
 
-def _cached(key: str, suffix: str, build) -> Path:
-    """Path of a cached build product, building it (atomically) when absent."""
+def cached_build(key: str, suffix: str, build) -> Path:
+    """Path of a cached build product, building it (atomically) when absent: `build(tmp)`
+    makes the product in a temporary directory and returns its path."""
     out_dir = cache_dir() / "build"
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{key}{suffix}"
@@ -112,10 +115,10 @@ def _compile_c(source: str, flags: tuple[str, ...], cc: str, defines: tuple[str,
     def build(tmp: Path) -> Path:
         src = tmp / "prog.c"
         src.write_text(source)
-        _gcc([cc, *all_flags, str(src), "-o", str(tmp / "prog"), "-lm"], timeout, " ".join(all_flags))
+        run_compiler([cc, *all_flags, str(src), "-o", str(tmp / "prog"), "-lm"], timeout, " ".join(all_flags))
         return tmp / "prog"
 
-    return Binary(_cached(key, ".bin", build), key, all_flags)
+    return Binary(cached_build(key, ".bin", build), key, all_flags)
 
 
 def compile_split(common: str, kernels: str, flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
@@ -137,17 +140,17 @@ def _compile_split(common: str, kernels: str, flags: tuple[str, ...], cc: str,
     def build_common(tmp: Path) -> Path:
         src = tmp / "common.c"
         src.write_text(common)
-        _gcc([cc, *all_flags, "-c", str(src), "-o", str(tmp / "common.o")], timeout, "harness")
+        run_compiler([cc, *all_flags, "-c", str(src), "-o", str(tmp / "common.o")], timeout, "harness")
         return tmp / "common.o"
 
-    obj = _cached(common_key, ".o", build_common)
+    obj = cached_build(common_key, ".o", build_common)
     key = build_key(common_key + kernels, all_flags, cc)
 
     def build(tmp: Path) -> Path:
         src = tmp / "kernels.c"
         src.write_text(kernels)
-        _gcc([cc, *all_flags, str(src), str(obj), "-o", str(tmp / "prog"), "-lm"], timeout,
+        run_compiler([cc, *all_flags, str(src), str(obj), "-o", str(tmp / "prog"), "-lm"], timeout,
              " ".join(all_flags))
         return tmp / "prog"
 
-    return Binary(_cached(key, ".bin", build), key, all_flags)
+    return Binary(cached_build(key, ".bin", build), key, all_flags)

@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 
+from .caches import cache_levels
+
 # predefined macro -> vector bytes, widest first
 _VECTOR_MACROS = (("__AVX512F__", 64), ("__AVX__", 32), ("__SSE2__", 16), ("__ARM_NEON", 16))
 
@@ -38,32 +40,10 @@ DEFAULT_CACHES = {1: 32 * 1024, 2: 1024 * 1024, 3: 8 * 1024 * 1024}
 
 @functools.lru_cache(maxsize=1)
 def cache_bytes() -> dict[int, int]:
-    """Data (or unified) cache size per level, from sysfs (cpu0); typical sizes where unknown."""
+    """Data (or unified) cache size per level (`runtime.caches`, sysfs); typical sizes where the
+    machine does not say."""
     out = dict(DEFAULT_CACHES)
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    try:
-        entries = sorted(os.listdir(base))
-    except OSError:
-        return out
-    for entry in entries:
-        if not entry.startswith("index"):
-            continue
-        try:
-            with open(f"{base}/{entry}/level") as f:
-                level = int(f.read())
-            with open(f"{base}/{entry}/type") as f:
-                kind = f.read().strip()
-            with open(f"{base}/{entry}/size") as f:
-                size = _parse_size(f.read().strip())
-        except (OSError, ValueError):
-            continue
-        if kind in ("Data", "Unified"):
-            out[level] = size
+    for c in cache_levels():
+        if c.type in ("Data", "Unified"):
+            out[c.level] = c.size
     return out
-
-
-def _parse_size(text: str) -> int:
-    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
-    if text and text[-1] in units:
-        return int(text[:-1]) * units[text[-1]]
-    return int(text)

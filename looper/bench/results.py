@@ -1,0 +1,137 @@
+"""What `looper bench` records per kernel and system, and how it is saved (JSON, CSV).
+
+A `KernelResult` is one (kernel, size, input mode): every system's status and times, looper's
+sequence, and the kernel's work (exact flops, compulsory bytes, precision) from which each
+system's GFLOP/s and fraction of the machine's peak follow.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+INPUTS = ("scop", "native")
+
+
+@dataclass
+class SystemResult:
+    """One system on one kernel: `ok` (timed), `checked` (outputs right, not timed), or why not."""
+
+    system: str
+    status: str  # ok | checked | WRONG | crash | timeout | failed | unavailable | unchecked
+    median: float | None = None
+    min: float | None = None
+    max: float | None = None
+    times: list[float] = field(default_factory=list)
+    detail: str = ""
+    gflops: float | None = None  # the kernel's flops / median time
+    fraction_of_peak: float | None = None  # gflops / the machine's peak for the kernel's precision
+
+
+@dataclass
+class KernelResult:
+    """One kernel at one size in one input mode: every system's outcome, looper's answer, the work."""
+
+    kernel: str
+    size: str
+    sequence: str
+    evaluator: str
+    search_seconds: float
+    systems: dict[str, SystemResult]
+    input: str = "scop"  # scop: every system compiles looper's C; native: PolyBench's own C
+    flops: int | None = None
+    bytes: int | None = None
+    precision: str | None = None  # "double" | "single" | None (no flops)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """What a resumed run matches finished results on."""
+        return self.kernel, self.size, self.input
+
+    def speedup(self, system: str, over: str = "gcc") -> float | None:
+        """How many times faster `system` ran than `over` (None unless both were timed)."""
+        a, b = self.systems.get(over), self.systems.get(system)
+        if a and b and a.status == "ok" and b.status == "ok" and a.median and b.median:
+            return a.median / b.median
+        return None
+
+    @property
+    def intensity(self) -> float | None:
+        """Flops per compulsory byte (the roofline's x)."""
+        return self.flops / self.bytes if self.flops and self.bytes else None
+
+    def rate(self, peak: float | None) -> None:
+        """Fill every timed system's GFLOP/s and its fraction of `peak` (GFLOP/s)."""
+        for r in self.systems.values():
+            if r.status == "ok" and r.median and self.flops:
+                r.gflops = self.flops / r.median / 1e9
+                r.fraction_of_peak = r.gflops / peak if peak else None
+
+
+def geomean(xs: list[float]) -> float | None:
+    """Geometric mean of the positive values (speedups are ratios), None when there are none."""
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+
+def summary(results: list[KernelResult], systems: list[str]) -> dict:
+    """Geometric mean and median of looper's speedup over gcc and over each other system, and
+    of every system's speedup over gcc."""
+    out = {}
+    for over in [s for s in systems if s != "looper"]:
+        out[over] = _stats([r.speedup("looper", over) for r in results])
+    for s in systems:
+        if s != "gcc":
+            out[f"{s}_over_gcc"] = _stats([r.speedup(s, "gcc") for r in results])
+    return out
+
+
+def _stats(values: list[float | None]) -> dict:
+    xs = [x for x in values if x]
+    return {"geomean": geomean(xs), "median": statistics.median(xs) if xs else None, "n": len(xs)}
+
+
+def systems_of(results: list[KernelResult]) -> list[str]:
+    """Every system that appears, in first-seen order (gcc first)."""
+    seen: dict[str, None] = {"gcc": None}
+    for r in results:
+        seen.update(dict.fromkeys(r.systems))
+    return list(seen)
+
+
+def from_json(data: dict) -> list[KernelResult]:
+    """The results of a JSON file `to_json` wrote (earlier files lack the newer fields)."""
+    known = {f.name for f in fields(SystemResult)}
+    out = []
+    for r in data.get("results", []):
+        systems = {k: SystemResult(**{a: b for a, b in v.items() if a in known}) for k, v in r["systems"].items()}
+        out.append(KernelResult(r["kernel"], r["size"], r["sequence"], r["evaluator"], r["search_seconds"],
+                                systems, r.get("input", "scop"), r.get("flops"), r.get("bytes"),
+                                r.get("precision")))
+    return out
+
+
+def to_json(results: list[KernelResult], meta: dict) -> dict:
+    """The file `--json` writes: the run's meta, every result, a summary per input mode."""
+    by_mode = {m: [r for r in results if r.input == m] for m in INPUTS}
+    return {"meta": meta, "results": [asdict(r) for r in results],
+            "summary": {m: summary(rs, systems_of(rs)) for m, rs in by_mode.items() if rs}}
+
+
+CSV_COLUMNS = ["kernel", "size", "input", "system", "status", "median_s", "min_s", "max_s", "speedup_over_gcc",
+               "gflops", "fraction_of_peak", "flops", "bytes", "intensity", "precision", "detail",
+               "looper_sequence"]
+
+
+def write_csv(results: list[KernelResult], path: str | Path) -> None:
+    """One row per (kernel, size, input, system)."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for r in results:
+            for s, x in r.systems.items():
+                w.writerow([r.kernel, r.size, r.input, s, x.status, x.median, x.min, x.max, r.speedup(s, "gcc"),
+                            x.gflops, x.fraction_of_peak, r.flops, r.bytes, r.intensity, r.precision, x.detail,
+                            r.sequence if s == "looper" else ""])

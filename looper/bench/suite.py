@@ -1,0 +1,199 @@
+"""The suite around the per-kernel runs: options, resuming, saving, and the exit status.
+
+These are the bench's rules, not the command line's: which (kernel, size, input) results a
+resumed run keeps, when the JSON is written (after every kernel, so an interrupted suite resumes
+where it stopped), and when a run fails (outputs wrong in a `--check-only` run; looper slower
+than a baseline allows).  `looper bench polybench` only parses options and prints.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..errors import LooperUsageError
+from ..runtime.machine import cpu_model, load_average
+from ..runtime.peaks import limits_for_bench
+from . import native, peers
+from .polybench import ALL_KERNELS, SIZES, BenchConfig, kernel_file, run_kernel
+from .results import INPUTS, KernelResult, SystemResult, from_json, to_json
+
+OnResult = Callable[[KernelResult, int, int], None]
+
+
+def _names(text: str | None, what: str, known: tuple[str, ...] | list[str]) -> list[str]:
+    values = [v.strip() for v in (text or "").split(",") if v.strip()]
+    for v in values:
+        if v not in known:
+            raise LooperUsageError(f"{what}: unknown {'peer' if what == '--compare' else 'value'} '{v}' "
+                                   f"(use {', '.join(known)})")
+    return values
+
+
+def config_from_options(kernels: str | None, sizes: str, compare: str, inputs: str, threads: int,
+                        polycc: str | None = None, polybench_c: str | None = None, **rest) -> BenchConfig:
+    """A validated configuration, or a usage error naming the bad option.  `inputs` is scop,
+    native or both; `rest` holds the plain settings (evaluator, beam, repeat, check_only)."""
+    names = [k.strip().replace("_", "-") for k in kernels.split(",")] if kernels else list(ALL_KERNELS)
+    for k in names:
+        kernel_file(k)
+    size_list = [s.strip().upper() for s in sizes.split(",") if s.strip()]
+    for s in size_list:
+        if s not in SIZES:
+            raise LooperUsageError(f"--sizes: unknown dataset '{s}' (use {', '.join(SIZES)})")
+    peer_list = _names(compare, "--compare", peers.PEERS)
+    modes = list(INPUTS) if inputs == "both" else _names(inputs, "--input", INPUTS)
+    if not modes:
+        raise LooperUsageError("--input: give scop, native or both")
+    if "pluto" in peer_list:
+        polycc = peers.find_polycc(polycc)  # stops here, saying how to build it, when Pluto is missing
+    if "native" in modes:
+        polybench_c = str(native.PolyBenchC.find(polybench_c).root)
+    return BenchConfig(names, size_list, peer_list, threads=threads, polycc=polycc, inputs=modes,
+                       polybench_c=polybench_c, **rest)
+
+
+def meta(cfg: BenchConfig) -> dict:
+    """What a results file records about the run and the machine."""
+    limits = cfg.limits
+    return {"cpu": cpu_model(), "threads": cfg.threads, "repeat": cfg.repeat, "evaluator": cfg.evaluator,
+            "beam": cfg.beam, "compare": cfg.compare, "inputs": cfg.inputs, "check_only": cfg.check_only,
+            "polybench_c": cfg.polybench_c, "polycc": cfg.polycc, "loadavg": load_average(),
+            "created": time.time(),
+            "limits": None if limits is None else {
+                "peak_double_gflops": limits.peak_double, "peak_single_gflops": limits.peak_single,
+                "bandwidth_gbs": limits.bandwidth, "dgemm_gflops": limits.dgemm, "threads": limits.threads}}
+
+
+@dataclass
+class ResultsFile:
+    """The `--json` file: read by `--resume`, rewritten after every kernel."""
+
+    path: Path | None
+    previous: list[KernelResult]
+
+    @staticmethod
+    def open(path: str | None, resume: bool) -> "ResultsFile":
+        """The file to write, with the results to keep when resuming (a usage error when
+        --resume has no --json to continue from)."""
+        if resume and not path:
+            raise LooperUsageError("--resume needs --json FILE (the results to continue from)")
+        p = Path(path) if path else None
+        previous = from_json(json.loads(p.read_text())) if resume and p is not None and p.exists() else []
+        return ResultsFile(p, previous)
+
+    def add(self, result: KernelResult, cfg: BenchConfig) -> None:
+        """Replace this result's (kernel, size, input) entry in the file, keeping the others."""
+        if self.path is None:
+            return
+        sofar = from_json(json.loads(self.path.read_text())) if self.path.exists() else []
+        keep = [x for x in sofar if x.key != result.key] + [result]
+        self.write(keep, cfg)
+
+    def write(self, results: list[KernelResult], cfg: BenchConfig) -> None:
+        """Write all `results` (the whole run, at its end)."""
+        if self.path is not None:
+            self.path.write_text(json.dumps(to_json(results, meta(cfg)), indent=1))
+
+
+def reusable(previous: list[KernelResult], cfg: BenchConfig) -> dict[tuple[str, str, str], KernelResult]:
+    """The finished results a resumed run keeps: same input mode, every peer asked for present."""
+    return {r.key: r for r in previous if set(cfg.compare) <= set(r.systems) and "gcc" in r.systems}
+
+
+def run_suite(cfg: BenchConfig, previous: list[KernelResult] | None = None, on_result: OnResult | None = None,
+              log: Callable[[str], None] = lambda s: None) -> list[KernelResult]:
+    """Every (kernel, size) in every input mode, skipping what `previous` already holds; looper
+    searches once per (kernel, size) for all the modes still to run.  When timing, the machine's
+    limits are read from the cache (or measured once) first."""
+    if not cfg.check_only and cfg.limits is None:
+        cfg.limits = limits_for_bench(cfg.threads, log)
+    done = reusable(previous or [], cfg)
+    todo = [(k, s) for s in cfg.sizes for k in cfg.kernels]
+    results: list[KernelResult] = []
+    for n, (k, s) in enumerate(todo):
+        missing = [m for m in cfg.inputs if (k, s, m) not in done]
+        if missing:
+            log(f"{k} [{s}]")
+        fresh = {r.input: r for r in run_kernel(k, s, cfg, log, missing)} if missing else {}
+        for m in cfg.inputs:
+            results.append(fresh.get(m) or done[(k, s, m)])
+            if on_result:
+                on_result(results[-1], n + 1, len(todo))
+    return results
+
+
+def write_outputs(results: list[KernelResult], cfg: BenchConfig, csv_path: str | None = None,
+                  plot_path: str | None = None, roofline_path: str | None = None,
+                  baseline_path: str | None = None) -> None:
+    """The files a run was asked for besides its JSON (plots only when something was timed)."""
+    from . import report, roofline
+    from .results import systems_of, write_csv
+    if csv_path:
+        write_csv(results, csv_path)
+    if plot_path and not cfg.check_only:
+        report.plot(results, systems_of(results), plot_path)
+    if roofline_path and not cfg.check_only and cfg.limits is not None:
+        roofline.plot_roofline(results, cfg.limits, roofline_path)
+    if baseline_path:
+        Path(baseline_path).write_text(json.dumps(baseline_json(results), indent=1))
+
+
+# -- the exit status ----------------------------------------------------------------------------------------
+
+def check_failures(results: list[KernelResult]) -> list[str]:
+    """What fails a --check-only run: wrong outputs, crashes and timeouts of any system, and
+    looper or its baselines not checked.  A peer that cannot build (isl's scheduler giving up, a
+    missing compiler, Pluto's parser) is reported in the table but is not looper's failure."""
+    own = ("looper", "gcc", "original")
+    return [f"{r.kernel} ({r.input}): {s} {x.status} {x.detail}" for r in results for s, x in r.systems.items()
+            if x.status in ("WRONG", "crash", "timeout") or (s in own and x.status != "checked")]
+
+
+def exit_status(results: list[KernelResult], check_only: bool, baseline: dict | None, tolerance: float,
+                report: Callable[[str], None]) -> int:
+    """0, or 1 when a --check-only run failed or a kernel regressed against `baseline`;
+    every reason goes to `report`."""
+    bad = check_failures(results) if check_only else []
+    for b in bad:
+        report(f"check failed: {b}")
+    regs = regressions(results, baseline, tolerance) if baseline is not None else []
+    for r in regs:
+        report(f"REGRESSION {r}")
+    return 1 if bad or regs else 0
+
+
+def baseline_key(r: KernelResult) -> str:
+    """`kernel/size` for the scop mode (as baselines always were), `kernel/size/native` else."""
+    return f"{r.kernel}/{r.size}" + ("" if r.input == "scop" else f"/{r.input}")
+
+
+def baseline_json(results: list[KernelResult]) -> dict:
+    """looper's speedup over gcc per kernel: what a later run is compared with."""
+    return {"kind": "looper-bench-baseline",
+            "kernels": {baseline_key(r): {"speedup": r.speedup("looper", "gcc"),
+                                          "status": r.systems.get("looper", SystemResult("looper", "?")).status}
+                        for r in results}}
+
+
+def regressions(results: list[KernelResult], baseline: dict, tolerance: float) -> list[str]:
+    """Kernels whose looper speedup over gcc dropped by more than `tolerance`, or whose output
+    became wrong (or stopped building/running)."""
+    out = []
+    known = baseline.get("kernels", {})
+    for r in results:
+        key = baseline_key(r)
+        if key not in known:
+            continue
+        was, now = known[key], r.systems.get("looper")
+        status = now.status if now else "missing"
+        if status not in ("ok", "checked") and was.get("status") in ("ok", "checked"):
+            out.append(f"{key}: looper {status} ({now.detail if now else ''})")
+            continue
+        sp, old = r.speedup("looper", "gcc"), was.get("speedup")
+        if sp is not None and old and sp < old * (1 - tolerance):
+            out.append(f"{key}: speedup over gcc {sp:.2f}x, baseline {old:.2f}x "
+                       f"(-{100 * (1 - sp / old):.0f}% > {100 * tolerance:.0f}%)")
+    return out

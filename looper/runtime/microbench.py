@@ -1,0 +1,107 @@
+"""The two microkernels that bound every kernel's speed: the FMA peak and the memory bandwidth.
+
+Both are C files shipped in `runtime/templates/` and built with the flags looper's own programs
+get (`gcc -O3 -march=native -fopenmp`), so the peak is what the same compiler can reach on the
+same cores.  Runs use the timing environment of every measured program (`run.TIMING_ENV`:
+threads pinned one per core, spinning while they wait) and `OMP_NUM_THREADS`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from ..errors import LooperError
+from .compile import OPT_FLAGS, compile_c
+from .run import TIMING_ENV
+
+PRECISIONS = {"double": "double", "single": "float"}
+
+
+class MicrobenchError(LooperError):
+    """A microkernel did not build or run (reported with its output)."""
+
+    exit_status = 3
+
+
+def template(name: str) -> str:
+    """A C microkernel shipped in `runtime/templates/`."""
+    return resources.files(__package__).joinpath("templates", name).read_text()
+
+
+@dataclass(frozen=True)
+class FmaPeak:
+    """The best rate of independent vector FMA chains on `threads` threads."""
+
+    precision: str  # "double" | "single"
+    threads: int
+    gflops: float
+    lanes: int  # elements per vector register the compiler chose (8 doubles: 512-bit)
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    """STREAM's triad rate on `threads` threads over arrays of `elements` doubles each."""
+
+    threads: int
+    gbytes_per_s: float
+    elements: int
+
+
+def fma_binary(precision: str) -> Path:
+    """The FMA microkernel for `precision`, built (and cached) like any looper program."""
+    return compile_c(template("fma_peak.c"), OPT_FLAGS, defines=(f"REAL={PRECISIONS[precision]}",)).path
+
+
+def fma_peak(precision: str, threads: int, seconds: float = 0.5) -> FmaPeak:
+    """Measure the FMA peak in GFLOP/s (2 flops per lane and FMA) for about `seconds`."""
+    out = _run([str(fma_binary(precision)), repr(seconds)], threads, 60 + 20 * seconds)
+    flops, best, ran, lanes = _numbers(out, 4)
+    if int(ran) != threads:
+        raise MicrobenchError(f"fma_peak ran {int(ran)} threads instead of {threads}")
+    return FmaPeak(precision, threads, flops / best / 1e9, int(lanes))
+
+
+def triad_bandwidth(threads: int, elements: int, seconds: float = 0.5) -> Bandwidth:
+    """Measure STREAM's triad in GB/s (24 bytes per element, as STREAM counts)."""
+    path = compile_c(template("stream_triad.c"), OPT_FLAGS, defines=()).path
+    out = _run([str(path), str(elements), repr(seconds)], threads, 120 + 20 * seconds)
+    nbytes, best, _ran = _numbers(out, 3)
+    return Bandwidth(threads, nbytes / best / 1e9, elements)
+
+
+def hot_loop(binary: Path, function: str = "chains") -> list[str]:
+    """The instructions of `function` in `binary` (objdump -d): how a test checks that the
+    FMA loop is vector FMAs on full-width registers and nothing else.  Empty without objdump."""
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        return []
+    text = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(binary)], capture_output=True,
+                          text=True, check=True).stdout
+    m = re.search(rf"<{function}(?:\.[\w.]+)?>:\n(.*?)(?:\n\n|\Z)", text, re.S)  # chains.constprop.0 too
+    return [line.split("\t", 1)[-1].strip() for line in m.group(1).splitlines()] if m else []
+
+
+def _run(cmd: list[str], threads: int, timeout: float) -> str:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **TIMING_ENV)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    except subprocess.TimeoutExpired:
+        raise MicrobenchError(f"{Path(cmd[0]).name}: no result within {timeout:.0f} s") from None
+    if r.returncode != 0:
+        raise MicrobenchError(f"{Path(cmd[0]).name} failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+    return r.stdout
+
+
+def _numbers(stdout: str, n: int) -> list[float]:
+    try:
+        values = [float(x) for x in stdout.split()[:n]]
+    except ValueError:
+        values = []
+    if len(values) < n or values[1] <= 0:
+        raise MicrobenchError(f"unexpected microkernel output: {stdout.strip()[:200]!r}")
+    return values

@@ -1,0 +1,129 @@
+"""The bench's native input mode (peers on PolyBench's own C and harness) and the roofline plot."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from looper.bench import native, peers
+from looper.bench import polybench as pb
+from looper.bench.results import KernelResult, SystemResult
+from looper.bench.roofline import plot_roofline, points
+from looper.cli import main
+from looper.lang.parse import parse_file
+from looper.poly.flops import kernel_work
+from looper.runtime.compile import EXACT_FLAGS
+from looper.runtime.peaks import Limits
+from looper.transforms.schedule import Schedule
+
+from conftest import SHARED, kernel_path
+
+POLYBENCH_C = SHARED / "polybench-c"
+needs_polybench = pytest.mark.skipif(not (POLYBENCH_C / "utilities" / "polybench.c").exists(),
+                                     reason=f"{POLYBENCH_C} not found: PolyBench/C's sources are not available here")
+
+
+def _polycc() -> str | None:
+    try:
+        return peers.find_polycc()
+    except peers.PeerUnavailable:
+        return None
+
+
+def _cfg(compare: list[str], **kw) -> pb.BenchConfig:
+    return pb.BenchConfig(["gemm"], ["MINI"], compare, inputs=["native"], polybench_c=str(POLYBENCH_C),
+                          polycc=_polycc(), threads=2, **kw)
+
+
+@needs_polybench
+@pytest.mark.parametrize("peer", ["gcc", "graphite", "pluto", "polly"])
+def test_native_peer_matches_gcc_on_polybench_c(peer):
+    """A peer built from PolyBench's own gemm.c with PolyBench's harness at MINI dumps what gcc's
+    build of the same file dumps."""
+    if peer == "pluto" and _polycc() is None:
+        pytest.skip("no polycc (build it with ../shared/peers/build-pluto.sh)")
+    if peer == "polly" and peers.find_clang() is None:
+        pytest.skip("no clang with Polly here")
+    kernel = native.NativeKernel(native.PolyBenchC.find(POLYBENCH_C), "gemm", "MINI")
+    dump = ("POLYBENCH_DUMP_ARRAYS",)
+    builds = {s: native.build_native(s, kernel, dump, _cfg([]), EXACT_FLAGS) for s in dict.fromkeys(["gcc", peer])}
+    out = native.check_dumps(builds)
+    assert all(b.harness == "polybench" for b in builds.values())
+    assert out[peer].status == "checked", out[peer].detail
+    if peer == "pluto":
+        assert builds["pluto"].info.get("parallel_loops", 0) > 0
+
+
+@needs_polybench
+def test_native_mode_checks_looper_and_original_against_polybench():
+    """looper's harness (its original and its answer) against gcc on PolyBench's C, and a peer
+    that fails (Pluto's front end cannot parse adi's cast) says why while the others go on."""
+    compare = ["isl"] + (["pluto"] if _polycc() else [])
+    for name in ("gemm", "adi"):
+        program = parse_file(kernel_path(name), "MINI")
+        answer = pb.Answer(name, program, Schedule(program), 0.0)
+        r = pb.run_mode(answer, kernel_work(program), "native", _cfg(compare, check_only=True))
+        assert r.input == "native" and list(r.systems) == ["gcc", "original", "looper"] + compare
+        for s in ("gcc", "original", "looper"):
+            assert r.systems[s].status == "checked", (name, s, r.systems[s].detail)
+        assert r.systems["isl"].status == "unavailable" and "native" in r.systems["isl"].detail
+        if "pluto" in compare:
+            if name == "adi":
+                assert r.systems["pluto"].status == "failed"
+                assert "Error extracting polyhedra" in r.systems["pluto"].detail
+            else:
+                assert r.systems["pluto"].status == "checked"
+
+
+@needs_polybench
+def test_native_check_finds_wrong_output(tmp_path):
+    """A build whose dump differs from gcc's is WRONG (never timed)."""
+    kernel = native.NativeKernel(native.PolyBenchC.find(POLYBENCH_C), "jacobi-1d", "MINI")
+    dump = ("POLYBENCH_DUMP_ARRAYS",)
+    good = native.build_native("gcc", kernel, dump, _cfg([]), EXACT_FLAGS)
+    broken_c = kernel.c_file.read_text().replace("0.33333 * (A[i-1] + A[i] + A[i + 1])",
+                                                 "0.33333 * (A[i-1] + A[i] + A[i])")
+    assert broken_c != kernel.c_file.read_text()
+    bad = kernel.compile("pluto", broken_c, ("-O2",) + EXACT_FLAGS, "gcc", dump)
+    out = native.check_dumps({"gcc": good, "pluto": bad})
+    assert out["pluto"].status == "WRONG" and "differ" in out["pluto"].detail
+
+
+def test_missing_polybench_sources_are_a_usage_error(tmp_path):
+    res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--input", "native",
+                                    "--polybench-c", str(tmp_path)])
+    assert res.exit_code == 2 and "polybench.c" in res.output and "--polybench-c" in res.output
+
+
+@needs_polybench
+def test_bench_both_modes_check_only(tmp_path):
+    """`--input both --check-only`: one table per mode, each saying which mode ran."""
+    out = tmp_path / "c.json"
+    res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "jacobi-1d", "--input", "both", "--check-only",
+                                    "--evaluator", "measure", "--polybench-c", str(POLYBENCH_C), "-q",
+                                    "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "input: scop" in res.output and "input: native" in res.output
+    data = json.loads(out.read_text())
+    assert [(r["kernel"], r["input"]) for r in data["results"]] == [("jacobi-1d", "scop"), ("jacobi-1d", "native")]
+    assert data["results"][1]["systems"]["original"]["status"] == "checked"
+
+
+def _fake(kernel: str, flops: int, nbytes: int, times: dict[str, float], mode: str = "scop") -> KernelResult:
+    systems = {s: SystemResult(s, "ok", t, t, t, [t]) for s, t in times.items()}
+    r = KernelResult(kernel, "LARGE", "x", "model", 0.0, systems, mode, flops, nbytes, "double")
+    r.rate(100.0)
+    return r
+
+
+def test_roofline_png_is_written(tmp_path):
+    results = [_fake("gemm", 4 * 10**9, 4 * 10**7, {"gcc": 1.0, "looper": 0.1, "pluto": 0.2}),
+               _fake("atax", 1.6 * 10**7, 3.2 * 10**7, {"gcc": 0.01, "looper": 0.005}),
+               _fake("gemm", 4 * 10**9, 4 * 10**7, {"gcc": 1.2, "original": 1.0, "looper": 0.1}, "native")]
+    assert results[0].systems["looper"].gflops == pytest.approx(40.0)
+    assert results[0].systems["looper"].fraction_of_peak == pytest.approx(0.4)
+    assert len(points(results)) == 8
+    path = tmp_path / "roof.png"
+    plot_roofline(results, Limits(2, 100.0, 200.0, 20.0), path)
+    assert path.stat().st_size > 10_000
