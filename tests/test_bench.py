@@ -90,7 +90,7 @@ def test_bench_times_only_what_checked(monkeypatch):
     """run_kernel: a WRONG system is never handed to the timing stage."""
     timed = []
     real = timing.time_systems
-    monkeypatch.setattr(timing, "time_systems", lambda builds, cfg, log: timed.extend(builds) or real(builds, cfg, log))
+    monkeypatch.setattr(timing, "time_systems", lambda builds, cfg, log, envs=None: timed.extend(builds) or real(builds, cfg, log, envs))
     monkeypatch.setattr(check, "check_outputs", lambda builds, log, threads: {
         s: SystemResult(s, "WRONG" if s == "looper" else "checked") for s in builds})
     cfg = pb.BenchConfig(["jacobi-1d"], ["MINI"], [], evaluator="measure", repeat=1, threads=2)

@@ -47,3 +47,14 @@ def test_a_baked_program_sets_its_environment_unless_the_user_does(tmp_path):
     assert out.returncode == 0 and "OMP_WAIT_POLICY = 'ACTIVE'" in out.stderr
     out = subprocess.run([str(exe)], capture_output=True, text=True, env={**env, "OMP_WAIT_POLICY": "passive"})
     assert "OMP_WAIT_POLICY = 'PASSIVE'" in out.stderr  # the user's own setting wins
+
+
+def test_bench_times_every_system_in_each_environment_and_flags_dependence():
+    from looper.bench.results import KernelResult, SystemResult
+    ok = lambda s, t: SystemResult(s, "ok", t, t, t, [t])  # noqa: E731
+    r = KernelResult("k", "MINI", "", "model", 0.0,
+                     {"gcc": ok("gcc", 1.0), "looper": ok("looper", 0.5),
+                      "gcc@tuned": ok("gcc@tuned", 1.0), "looper@tuned": ok("looper@tuned", 2.0)})
+    assert r.environment_flags() == ["looper faster than gcc in default, slower in tuned"]
+    r.systems["looper@tuned"] = ok("looper@tuned", 0.9)
+    assert r.environment_flags() == []

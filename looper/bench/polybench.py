@@ -29,6 +29,7 @@ from ..poly.deps import compute_dependences
 from ..poly.flops import KernelWork, kernel_work
 from ..poly.legality import check_schedule
 from ..runtime.compile import EXACT_FLAGS
+from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..runtime.peaks import Limits
 from ..transforms.schedule import Schedule
 from . import check, native, peers, timing
@@ -62,6 +63,9 @@ class BenchConfig:
     baseline_timeout: float = 900.0  # per gcc run: LARGE floyd-warshall/lu/seidel-2d take seconds each
     pluto_timeout: float = 300.0  # polycc takes seconds on PolyBench, over 7 minutes on looper's scop C of adi
     limits: Limits | None = None  # the machine's measured peak and bandwidth (None: not timing)
+    # OpenMP environments timed in (`runtime.ompenv`): the first is the search's and the table's;
+    # every system is timed in the others too (as `system@env`), in the same interleaved rounds
+    omp_envs: list[OmpEnv] = field(default_factory=lambda: [DEFAULT_ENV])
 
     def systems(self, mode: str) -> list[str]:
         """The systems of one input mode, the baseline first."""
@@ -89,11 +93,12 @@ class Answer:
 def search(name: str, size: str, cfg: BenchConfig) -> Answer:
     """Parse the kernel at `size` and run looper's search on it (once for every input mode)."""
     program = parse_file(kernel_file(name), size)
-    schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads)
+    schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads, cfg.omp_envs[0])
     return Answer(name, program, schedule, seconds)
 
 
-def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -> tuple[Schedule, float]:
+def choose_schedule(program: Program, evaluator: str, beam: int, threads: int,
+                    omp_env: OmpEnv = DEFAULT_ENV) -> tuple[Schedule, float]:
     """looper's answer for one program: the search with the requested evaluator.  Hybrid only
     has to rank the model's 5 best (the bench times the winner itself, with --repeat runs): one
     timed run after the checked warm-up halves its cost at LARGE."""
@@ -101,7 +106,7 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int) -
     deps = compute_dependences(program)
     t0 = time.perf_counter()
     found = search_from_options(program, evaluator, beam=beam, threads=threads,
-                                repeats=1 if evaluator == "hybrid" else 3)
+                                repeats=1 if evaluator == "hybrid" else 3, omp_env=omp_env)
     result = found.run(deps)
     return result.best, time.perf_counter() - t0
 
@@ -142,9 +147,14 @@ def run_mode(answer: Answer, work: KernelWork, mode: str, cfg: BenchConfig,
         build = build_scop if mode == "scop" else build_native
         timed = {s: build(s, answer.program, answer.schedule, cfg, ("POLYBENCH_TIME",))
                  for s in systems if results[s].status == "checked"}
-        results.update(timing.time_systems(timed, cfg, log))
+        envs = {s: cfg.omp_envs[0] for s in timed}
+        for env in cfg.omp_envs[1:]:
+            envs.update({f"{s}@{env.name}": env for s in list(timed)})
+            timed.update({f"{s}@{env.name}": timed[s] for s in list(timed) if "@" not in s})
+        results.update(timing.time_systems(timed, cfg, log, envs))
     out = KernelResult(answer.name, answer.program.size_label, answer.schedule.describe(), cfg.evaluator,
-                       answer.seconds, results, mode, work.flops, work.bytes, work.precision)
+                       answer.seconds, results, mode, work.flops, work.bytes, work.precision,
+                       [e.describe() for e in cfg.omp_envs])
     if cfg.limits is not None:
         out.rate(cfg.limits.peak(work.precision))
     return out

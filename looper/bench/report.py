@@ -22,25 +22,33 @@ def table(results: list[KernelResult], systems: list[str], check_only: bool, mod
           limits: Limits | None = None) -> Table:
     """One input mode's results: times, GFLOP/s and fraction of peak, speedups, failures."""
     title = f"PolyBench 4.2.1, {MODE_TITLES.get(mode, mode)}"
+    envs = next((r.environments for r in results if r.environments), [])
+    if envs:
+        title += f"; OpenMP environment {envs[0]}" + (f" (also timed in: {', '.join(envs[1:])})" if envs[1:] else "")
     t = Table(title=title + (" (outputs checked, not timed)" if check_only else ""),
               caption=None if check_only else _caption(limits))
     others = [s for s in systems if s != "looper"]
     for name in ["kernel", "size"] + [s if check_only else f"{s} (s)\nGFLOP/s, % of peak" for s in systems]:
         t.add_column(name, justify="left" if name in ("kernel", "size") else "right")
+    extra_envs = sorted({k.split("@", 1)[1] for r in results for k in r.systems if "@" in k})
     if not check_only:
         for o in others:
             t.add_column(f"looper/{o}", justify="right")
+        for e in extra_envs:
+            t.add_column(f"looper/gcc\nin {e}", justify="right")
     t.add_column("status, detail")
     t.add_column("looper's sequence")
     for r in results:
         cells = [_cell(r.systems.get(s), check_only) for s in systems]
         if not check_only:
             cells += [_ratio(r.speedup("looper", o)) for o in others]
+            cells += [_ratio(r.speedup(f"looper@{e}", f"gcc@{e}")) for e in extra_envs]
         t.add_row(r.kernel, r.size, *cells, notes(r), r.sequence)
     if not check_only and results:
         summ = summary(results, systems)
         for stat in ("geomean", "median"):
-            t.add_row(stat, "", *[""] * len(systems), *[_ratio(summ[o][stat]) for o in others], "", "")
+            t.add_row(stat, "", *[""] * len(systems), *[_ratio(summ[o][stat]) for o in others],
+                      *[""] * len(extra_envs), "", "")
     return t
 
 
@@ -67,8 +75,9 @@ def _ratio(v: float | None) -> str:
 
 
 def notes(r: KernelResult, width: int = 90) -> str:
-    """Why each system that has no time has none (`pluto failed: ...`, `polly WRONG: ...`)."""
-    out = []
+    """Why each system that has no time has none (`pluto failed: ...`, `polly WRONG: ...`), and
+    whether looper's speed depends on the OpenMP environment (`KernelResult.environment_flags`)."""
+    out = [f"FLAG: {f}" for f in r.environment_flags()]
     for s, x in r.systems.items():
         if x.status not in ("ok", "checked"):
             text = x.detail if x.detail.startswith(f"{s} ") else f"{s} {x.status}" + (

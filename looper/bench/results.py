@@ -44,6 +44,21 @@ class KernelResult:
     flops: int | None = None
     bytes: int | None = None
     precision: str | None = None  # "double" | "single" | None (no flops)
+    environments: list[str] = field(default_factory=list)  # OpenMP environments timed in (the first: the table's)
+
+    def environment_flags(self) -> list[str]:
+        """looper's answer faster than gcc in one environment and slower in another: code whose
+        speed depends on settings the user may not have."""
+        names = {"": self.speedup("looper", "gcc")}
+        for key in self.systems:
+            if key.startswith("looper@"):
+                env = key.split("@", 1)[1]
+                names[env] = self.speedup(key, "gcc@" + env)
+        faster = [e or "default" for e, v in names.items() if v and v > 1.0]
+        slower = [e or "default" for e, v in names.items() if v and v < 1.0]
+        if faster and slower:
+            return [f"looper faster than gcc in {', '.join(faster)}, slower in {', '.join(slower)}"]
+        return []
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -109,7 +124,7 @@ def from_json(data: dict) -> list[KernelResult]:
         systems = {k: SystemResult(**{a: b for a, b in v.items() if a in known}) for k, v in r["systems"].items()}
         out.append(KernelResult(r["kernel"], r["size"], r["sequence"], r["evaluator"], r["search_seconds"],
                                 systems, r.get("input", "scop"), r.get("flops"), r.get("bytes"),
-                                r.get("precision")))
+                                r.get("precision"), r.get("environments", [])))
     return out
 
 

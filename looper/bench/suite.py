@@ -51,6 +51,8 @@ def config_from_options(kernels: str | None, sizes: str, compare: str, inputs: s
         polycc = peers.find_polycc(polycc)  # stops here, saying how to build it, when Pluto is missing
     if "native" in modes:
         polybench_c = str(native.PolyBenchC.find(polybench_c).root)
+    if rest.get("omp_envs") is None:
+        rest.pop("omp_envs", None)
     return BenchConfig(names, size_list, peer_list, threads=threads, polycc=polycc, inputs=modes,
                        polybench_c=polybench_c, **rest)
 
@@ -59,6 +61,7 @@ def meta(cfg: BenchConfig) -> dict:
     """What a results file records about the run and the machine."""
     limits = cfg.limits
     return {"cpu": cpu_model(), "threads": cfg.threads, "repeat": cfg.repeat, "evaluator": cfg.evaluator,
+            "omp_envs": [e.describe() for e in cfg.omp_envs],
             "beam": cfg.beam, "compare": cfg.compare, "inputs": cfg.inputs, "check_only": cfg.check_only,
             "polybench_c": cfg.polybench_c, "polycc": cfg.polycc, "loadavg": load_average(),
             "created": time.time(),

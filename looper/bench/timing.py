@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from ..runtime import run
+from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..runtime.run import AUTO_SECONDS, RunResult
 from .peers import Build
 from .results import SystemResult
@@ -47,16 +48,19 @@ class _Timed:
     runs: int = 1  # timed runs per round after the first
 
 
-def time_systems(builds: dict[str, Build], cfg: TimingConfig, log: Callable[[str], None] = lambda s: None
-                 ) -> dict[str, SystemResult]:
+def time_systems(builds: dict[str, Build], cfg: TimingConfig, log: Callable[[str], None] = lambda s: None,
+                 envs: dict[str, OmpEnv] | None = None) -> dict[str, SystemResult]:
     """Time the builds that have a binary; gcc first, with a generous limit per run
-    (`baseline_timeout`); every other system gets `timeout_factor` times gcc's first time."""
+    (`baseline_timeout`); every other system gets `timeout_factor` times gcc's first time.  Each
+    system runs in its OpenMP environment (`envs`; default: as the shell has it)."""
+    envs = envs or {}
     order = sorted((s for s, b in builds.items() if b.binary is not None), key=lambda s: s != "gcc")
     state = {s: _Timed(builds[s]) for s in order}
     for r in range(cfg.repeat):
         for s in (order if r % 2 == 0 else order[::-1]):
             if state[s].failure is None:
-                _one_round(state[s], _limit(state, s, cfg), cfg.threads, first=r == 0)
+                _one_round(state[s], _limit(state, s, cfg), cfg.threads, first=r == 0,
+                           env=envs.get(s, DEFAULT_ENV))
     out = {s: _result(s, b, state.get(s)) for s, b in builds.items()}
     for s in order:
         x = out[s]
@@ -66,7 +70,7 @@ def time_systems(builds: dict[str, Build], cfg: TimingConfig, log: Callable[[str
 
 def _limit(state: dict[str, _Timed], system: str, cfg: TimingConfig) -> float:
     """Seconds one process of `system` may take this round."""
-    gcc = state.get("gcc")
+    gcc = state.get("gcc") if "@" not in system else state.get("gcc@" + system.split("@")[1], state.get("gcc"))
     per_run = cfg.baseline_timeout if system == "gcc" or gcc is None or not gcc.times \
         else cfg.timeout_factor * gcc.times[0]
     runs = state[system].runs if state[system].times else 1
@@ -74,17 +78,17 @@ def _limit(state: dict[str, _Timed], system: str, cfg: TimingConfig) -> float:
     return max(cfg.min_timeout, per_run * per_process)
 
 
-def _one_round(t: _Timed, limit: float, threads: int, first: bool) -> None:
+def _one_round(t: _Timed, limit: float, threads: int, first: bool, env: OmpEnv = DEFAULT_ENV) -> None:
     """Run one round of one system: record its time, or the failed run (it then sits out)."""
     n = 1 if first else t.runs
     path = t.build.binary.path
     if t.build.harness == "looper":
-        res = run.run_binary(path, 0, 1 + n, timeout=limit, threads=threads)
+        res = run.run_binary(path, 0, 1 + n, timeout=limit, threads=threads, omp_env=env)
         ok, times = res.ok and len(res.times) >= 1 + n, res.times[1:1 + n]
     else:
         times, res = [], RunResult(0)
         for _ in range(n):
-            res = run.run_binary(path, 0, 1, timeout=limit, threads=threads)
+            res = run.run_binary(path, 0, 1, timeout=limit, threads=threads, omp_env=env)
             if not res.ok or not res.times:
                 break
             times.append(res.times[0])

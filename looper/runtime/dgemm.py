@@ -21,7 +21,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from .run import TIMING_ENV
+from .ompenv import TUNED_ENV
 
 _SCRIPT = """
 import json, sys, time
@@ -68,7 +68,7 @@ def _has_avx512() -> bool:
 
 
 def _one(threads: int, n: int, repeats: int, core: str | None, timeout: float) -> Dgemm:
-    env = dict(os.environ, **TIMING_ENV, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+    env = dict(TUNED_ENV.apply(os.environ), OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), OPENBLAS_VERBOSE="2")
     env.pop("OPENBLAS_CORETYPE", None)
     if core:

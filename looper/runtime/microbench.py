@@ -2,7 +2,7 @@
 
 Both are C files shipped in `runtime/templates/` and built with the flags looper's own programs
 get (`gcc -O3 -march=native -fopenmp`), so the peak is what the same compiler can reach on the
-same cores.  Runs use the timing environment of every measured program (`run.TIMING_ENV`:
+same cores.  Runs use the timing environment of every measured program (`runtime.ompenv.TUNED_ENV`:
 threads pinned one per core, spinning while they wait) and `OMP_NUM_THREADS`.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import LooperError
 from .compile import OPT_FLAGS, compile_c
-from .run import TIMING_ENV
+from .ompenv import TUNED_ENV
 
 PRECISIONS = {"double": "double", "single": "float"}
 
@@ -87,7 +87,7 @@ def hot_loop(binary: Path, function: str = "chains") -> list[str]:
 
 
 def _run(cmd: list[str], threads: int, timeout: float) -> str:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **TIMING_ENV)
+    env = TUNED_ENV.apply(dict(os.environ, OMP_NUM_THREADS=str(threads)))
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
     except subprocess.TimeoutExpired:
