@@ -28,10 +28,14 @@ _ATOM = 9
 PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in parallel
 
 
-def _expr(e: isl.AstExpr) -> tuple[str, int]:
+def _same(name: str) -> str:
+    return name
+
+
+def _expr(e: isl.AstExpr, rename=_same) -> tuple[str, int]:
     t = e.get_type()
     if t == isl.ast_expr_type.id:
-        return e.get_id().get_name(), _ATOM
+        return rename(e.get_id().get_name()), _ATOM
     if t == isl.ast_expr_type.int:
         v = e.get_val().to_python()
         return str(v), (_ATOM if v >= 0 else 7)
@@ -39,42 +43,46 @@ def _expr(e: isl.AstExpr) -> tuple[str, int]:
     args = [e.get_op_arg(k) for k in range(e.get_op_n_arg())]
     if op in _BIN:
         sym, p = _BIN[op]
-        lt, lp = _expr(args[0])
-        rt, rp = _expr(args[1])
+        lt, lp = _expr(args[0], rename)
+        rt, rp = _expr(args[1], rename)
         if lp < p:
             lt = f"({lt})"
         if rp <= p:
             rt = f"({rt})"
         return f"{lt} {sym} {rt}", p
     if op == _OP.minus:
-        t0, p0 = _expr(args[0])
+        t0, p0 = _expr(args[0], rename)
         return (f"-({t0})" if p0 < _ATOM else f"-{t0}"), 7
     if op in (_OP.min, _OP.max):
         name = "min" if op == _OP.min else "max"
-        out = _expr(args[0])[0]
+        out = _expr(args[0], rename)[0]
         for a in args[1:]:
-            out = f"{name}({out}, {_expr(a)[0]})"
+            out = f"{name}({out}, {_expr(a, rename)[0]})"
         return out, _ATOM
     if op == _OP.fdiv_q:
-        return f"floord({_expr(args[0])[0]}, {_expr(args[1])[0]})", _ATOM
+        return f"floord({_expr(args[0], rename)[0]}, {_expr(args[1], rename)[0]})", _ATOM
     if op in (_OP.cond, _OP.select):
-        return f"({_expr(args[0])[0]} ? {_expr(args[1])[0]} : {_expr(args[2])[0]})", _ATOM
+        return (f"({_expr(args[0], rename)[0]} ? {_expr(args[1], rename)[0]} : "
+                f"{_expr(args[2], rename)[0]})"), _ATOM
     if op == _OP.call:
-        return f"{_expr(args[0])[0]}({', '.join(_expr(a)[0] for a in args[1:])})", _ATOM
+        return f"{_expr(args[0], rename)[0]}({', '.join(_expr(a, rename)[0] for a in args[1:])})", _ATOM
     raise NotImplementedError(f"isl AST operator {op}")
 
 
-def isl_c(e: isl.AstExpr) -> str:
-    """C text of an isl AST expression."""
-    return _expr(e)[0]
+def isl_c(e: isl.AstExpr, rename=_same) -> str:
+    """C text of an isl AST expression (`rename` maps loop iterator names to C names)."""
+    return _expr(e, rename)[0]
 
 
 class KernelPrinter:
     """Prints one lowered schedule of a program as a list of cgen statements."""
 
-    def __init__(self, lowered: Lowered, balance: bool = True):
+    def __init__(self, lowered: Lowered, balance: bool = True, rename=_same):
         self.lowered = lowered
         self.balance = balance  # deal uneven parallel loops cyclically (`balance.cyclic_chunk`)
+        # C name of each loop iterator (`c{row}` is the isl name; code pasted into a user's
+        # function gets a prefix no user name has)
+        self.rename = rename
         self.program: Program = lowered.program
         self.parallel_dims: dict[str, set[int]] = {}
         for s, k in lowered.parallel:
@@ -105,7 +113,7 @@ class KernelPrinter:
         if t == isl.ast_node_type.if_:
             then = cgen.Block(self.node(n.if_get_then_node()))
             orelse = cgen.Block(self.node(n.if_get_else_node())) if n.if_has_else_node() else None
-            return [cgen.If(isl_c(n.if_get_cond()), then, orelse)]
+            return [cgen.If(isl_c(n.if_get_cond(), self.rename), then, orelse)]
         if t == isl.ast_node_type.mark:
             return self.node(n.mark_get_node())
         if t == isl.ast_node_type.user:
@@ -114,10 +122,10 @@ class KernelPrinter:
 
     def loop(self, n: isl.AstNode) -> list[cgen.Generable]:
         it = n.for_get_iterator().get_id().get_name()
-        init = isl_c(n.for_get_init())
+        init = isl_c(n.for_get_init(), self.rename)
         self.iterators.add(it)
         if n.for_is_degenerate():
-            return [cgen.Statement(f"{it} = {init}")] + self.node(n.for_get_body())
+            return [cgen.Statement(f"{self.rename(it)} = {init}")] + self.node(n.for_get_body())
         row = row_of_iterator(it)
         stmts = _statements(n)
         pragmas: list[cgen.Generable] = []
@@ -125,7 +133,7 @@ class KernelPrinter:
         ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
         parallel = self.in_parallel == 0 and (_annotation(n) == PARALLEL_LOOP or ours)
         if parallel:
-            inner = sorted(_iterators(n.for_get_body()), key=row_of_iterator)
+            inner = [self.rename(x) for x in sorted(_iterators(n.for_get_body()), key=row_of_iterator)]
             for (r, loop_stmts), scalars in self.private.items():
                 if r == row and stmts <= loop_stmts:
                     inner += [c_name(x) for x in sorted(scalars)]
@@ -143,16 +151,17 @@ class KernelPrinter:
             body = cgen.Block(self.node(n.for_get_body()))
         finally:
             self.in_parallel -= parallel
-        inc = isl_c(n.for_get_inc())
-        step = f"{it}++" if inc == "1" else f"{it} += {inc}"
-        return pragmas + [cgen.For(f"{it} = {init}", isl_c(n.for_get_cond()), step, body)]
+        inc = isl_c(n.for_get_inc(), self.rename)
+        name = self.rename(it)
+        step = f"{name}++" if inc == "1" else f"{name} += {inc}"
+        return pragmas + [cgen.For(f"{name} = {init}", isl_c(n.for_get_cond(), self.rename), step, body)]
 
     def user(self, call: isl.AstExpr) -> cgen.Generable:
         name = call.get_op_arg(0).get_id().get_name()
         st = self.program.statement(name)
         env = {}
         for k, var in enumerate(st.iterators):
-            text, prec = _expr(call.get_op_arg(k + 1))
+            text, prec = _expr(call.get_op_arg(k + 1), self.rename)
             env[var] = text if prec == _ATOM else f"({text})"
         return cgen.Statement(c_assign(st.body, env))
 
@@ -218,9 +227,10 @@ def kernel_body_from_ast(program: Program, ast: isl.AstNode) -> tuple[list[cgen.
     return body, sorted(p.iterators, key=row_of_iterator)
 
 
-def kernel_body(lowered: Lowered, balance: bool = True) -> tuple[list[cgen.Generable], list[str]]:
+def kernel_body(lowered: Lowered, balance: bool = True, rename=_same) -> tuple[list[cgen.Generable], list[str]]:
     """The kernel's loop nest and the loop iterators it needs declared (`balance=False`: every
-    parallel loop with plain `static`, for measuring what balancing gains)."""
-    p = KernelPrinter(lowered, balance)
+    parallel loop with plain `static`, for measuring what balancing gains; `rename`: the C name
+    of each iterator, which the returned list uses too)."""
+    p = KernelPrinter(lowered, balance, rename)
     body = p.body()
-    return body, sorted(p.iterators, key=row_of_iterator)
+    return body, [rename(it) for it in sorted(p.iterators, key=row_of_iterator)]
