@@ -222,7 +222,7 @@ class OptimizedFile:
 
 def optimize(program: str | os.PathLike, size: str | None = None, *, defines=None, includes: Iterable[str] = (),
              evaluator: str = "model", beam: int = 3, max_affine: int | None = None, max_fusion: int = 2,
-             verify_top: int = 5, model: str | None = None, repeat: int = 3, threads: int | None = None,
+             verify_top: int = 5, model=None, repeat: int = 3, threads: int | None = None,
              timeout: float | None = None, db: str | None = None, memo: bool = True, explain: bool = False,
              progress: Callable[[int, int], None] | None = None,
              level_progress: Callable[[str, int, int], None] | None = None) -> Kernel | OptimizedFile:
@@ -231,7 +231,8 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
     `program`: a path (`.py`: looper's Python subset; `.c`: C with `#pragma scop` regions) or the
     program's text.  `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
     size overrides {"N": 500} for Python; preprocessor defines ["LARGE_DATASET", "N=500"] for C,
-    with `includes` (-I directories).  Returns a `Kernel` (Python) or an `OptimizedFile` (C)."""
+    with `includes` (-I directories).  `model`: weights to load (default: the shipped ones) or a
+    loaded (network, metadata) pair.  Returns a `Kernel` (Python) or an `OptimizedFile` (C)."""
     from .search.factory import EVALUATORS
     if evaluator not in EVALUATORS:
         raise LooperUsageError(f"unknown evaluator '{evaluator}' (use {', '.join(EVALUATORS)})")
@@ -244,8 +245,11 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
         store = MeasurementStore(db)
     net = None
     if evaluator in ("model", "hybrid"):
-        from .costmodel.store import load_model
-        net = load_model(model)
+        if isinstance(model, tuple):  # already loaded: (network, metadata)
+            net = model
+        else:
+            from .costmodel.store import load_model
+            net = load_model(model)
     kernels = []
     for p in programs:
         kernels.append(_search(p, evaluator, net, store, dict(

@@ -310,7 +310,7 @@ class ScopLowering:
             return load
         if isinstance(node, c_ast.UnaryOp) and node.op == "*":
             raise self.error(node, f"assignment through the pointer dereference '{_text(node)}': pointers "
-                                   "and pointer arithmetic are outside the polyhedral subset")
+                                   "and pointer arithmetic are outside the polyhedral subset", "*")
         raise self.error(node, f"unsupported assignment target ({_describe(node)}): an array element "
                                "A[i][j] or a scalar")
 
@@ -450,9 +450,9 @@ class ScopLowering:
             raise self.error(node, f"'{op.lstrip('p')}' inside an expression (a side effect): write it as "
                                    "a statement of its own")
         if op == "*":
-            raise self.error(node, "pointer dereference '*' is outside the polyhedral subset")
+            raise self.error(node, f"pointer dereference '{_text(node)}' is outside the polyhedral subset", "*")
         if op == "&":
-            raise self.error(node, "address-of '&' is outside the polyhedral subset")
+            raise self.error(node, f"address-of '{_text(node)}' is outside the polyhedral subset", "&")
         if op == "sizeof":
             raise self.error(node, "'sizeof' in a scop")
         raise self.error(node, f"unsupported operator '{op}'")

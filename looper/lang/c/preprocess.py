@@ -37,7 +37,7 @@ _TOKEN = re.compile(r"""
   | (?P<punct>.)
 """, re.VERBOSE | re.MULTILINE)
 _MARKER = re.compile(r'^#\s*(?:line\s+)?(\d+)\s+"((?:\\.|[^"\\])*)"((?:\s+\d+)*)\s*$')
-_PRAGMA_SCOP = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+scop\b")
+_PRAGMA_SCOP = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+(?:end)?scop\b")
 
 # GNU spellings of standard keywords, and GNU keywords that only qualify a declaration.
 _RESPELL = {"__inline": "inline", "__inline__": "inline", "__restrict": "restrict",
@@ -169,7 +169,7 @@ def split_by_origin(text: str, main_file: str) -> tuple[str, str]:
 
 def clean_user_code(text: str) -> str:
     """The user's code in standard C, positions kept: GNU keywords respelled or blanked, and the
-    bodies of functions without a `#pragma scop` blanked (their line markers kept)."""
+    bodies of functions without a `#pragma scop` (or `endscop`) blanked, their line markers kept."""
     chars = list(text)
     toks = tokens(text)
     n = len(toks)
