@@ -12,7 +12,6 @@ import random
 import subprocess
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from looper.cli import main
@@ -73,6 +72,7 @@ static double A[N][N], B[N][N], C[N][N], x[N], y[N];
 int main(int argc, char **argv)
 {
   int n = argc > 1 ? atoi(argv[1]) : N;
+  int alias = argc > 2;  /* C passed as A: the tuned code must not run on overlapping arrays */
   for (int i = 0; i < N; i++) {
     x[i] = (double)(i % 7) / 7.0;
     y[i] = 0;
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
       C[i][j] = (double)((i * (j + 3)) % 17) / 17.0 + (i == j);
     }
   }
-  kernel(n, TSTEPS, A, B, C, x, y);
+  kernel(n, TSTEPS, A, B, alias ? A : C, x, y);
   for (int i = 0; i < N; i++) {
     printf("%.17g %.17g\n", x[i], y[i]);
     for (int j = 0; j < N; j++)
@@ -108,7 +108,7 @@ def _run(src: Path, args: list[str]) -> str:
     subprocess.run(["gcc", *CFLAGS, str(src), "-o", str(exe), "-lm"], check=True, capture_output=True)
     out = []
     for a in args:
-        r = subprocess.run([str(exe), a], capture_output=True, text=True, timeout=60,
+        r = subprocess.run([str(exe), *a.split()], capture_output=True, text=True, timeout=60,
                            env=dict(os.environ, OMP_NUM_THREADS="2"))
         assert r.returncode == 0, r.stderr
         out.append(r.stdout)
@@ -131,11 +131,12 @@ def test_inplace_schedules_compute_the_original_at_every_size(tmp_path):
     sample = rng.sample(legal, min(6, len(legal)))
     sample += [s for s in sorted(legal, key=lambda s: -len(s.steps))[:3] if s not in sample]
     sample += [next(s for s in legal if "parallelize" in s.describe())]
-    expected = _run(src, ["40", "33"])
+    runs = ["40", "33", "40 alias"]  # tuned sizes, other sizes, overlapping arrays
+    expected = _run(src, runs)
     for k, sched in enumerate(sample):
         text = inplace_source(cf, [sched.lowered], [f"looper: {sched.describe()}"])
         out = _write(tmp_path, text, f"cand{k}.c")
-        assert _run(out, ["40", "33"]) == expected, sched.describe()
+        assert _run(out, runs) == expected, sched.describe()
 
 
 def test_output_keeps_every_byte_outside_the_region(tmp_path):
@@ -147,7 +148,10 @@ def test_output_keeps_every_byte_outside_the_region(tmp_path):
     assert out.startswith(text[:scop.begin]) and out.endswith(text[scop.end:])
     middle = out[scop.begin:len(out) - (len(text) - scop.end)]
     assert "#pragma scop" not in middle and "\r\n" in middle and "\n" not in middle.replace("\r\n", "")
-    assert "if (n == 40 && tsteps == 5) {" in middle
+    assert "if (n == 40\r\n      && tsteps == 5\r\n      && looper_disjoint(A, C, 40, 40)" in middle
+    assert "looper_disjoint(A, B" not in middle  # both only read: overlapping is harmless
+    assert scop.may_overlap == (("A", "C"), ("A", "x"), ("A", "y"), ("B", "C"), ("B", "x"), ("B", "y"),
+                                ("C", "x"), ("C", "y"), ("x", "y"))
     assert middle.count(scop.inner) == 1  # the fallback is the original text
 
 

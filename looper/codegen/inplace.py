@@ -13,7 +13,10 @@ A region is the lines from `#pragma scop` through `#pragma endscop`.  Its replac
 
 looper proves legality and array bounds at the concrete sizes it optimized for (the whole IR is
 specialized to them), so the code it writes is correct for those sizes; for any others the
-function runs the original statements.  Without sizes (bounds are constants) there is no test.
+function runs the original statements.  The polyhedral model also takes distinct arrays to be
+distinct memory; an array parameter is a pointer the caller chooses, so the test also checks
+that it does not overlap the other arrays (`looper_disjoint`, on the declared extents) where
+one of the two is written.  Without sizes or pointer parameters there is no test.
 
 Names: the code uses the user's own variables, as declared where the region stands
 (`cexpr.verbatim_names`); looper's loop iterators and macros get a prefix that no identifier of
@@ -49,11 +52,22 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
     helpers = [h for h in HELPERS if re.search(rf"\b{h}\(", text)]
     lines: list[str] = []
     tuned = ", ".join(f"{k}={v}" for k, v in scop.size_vars.items())
-    note = f"{comment} (tuned for {tuned}; other sizes run the original code)" if tuned else comment
+    if tuned:
+        note = f"{comment} (tuned for {tuned}; other sizes run the original code)"
+    else:
+        note = comment
+    if scop.may_overlap:
+        note += "; arrays that overlap run the original code"
     lines.append(f"{ind}{_comment(note)}")
-    if scop.size_vars:
-        test = " && ".join(f"{k} == {v}" for k, v in scop.size_vars.items())
-        lines.append(f"{ind}if ({test}) {{")
+    tests = [f"{k} == {v}" for k, v in scop.size_vars.items()]
+    disjoint = f"{prefix}disjoint"
+    if scop.may_overlap:
+        lines.append(f"#define {disjoint}(a, b, n, m) ((const char *)(a) + sizeof(*(a)) * (n) <= "
+                     "(const char *)(b) || (const char *)(b) + sizeof(*(b)) * (m) <= (const char *)(a))")
+        extent = {n: a.extent[0] for n, a in scop.program.arrays.items() if a.rank}
+        tests += [f"{disjoint}({x}, {y}, {extent[x]}, {extent[y]})" for x, y in scop.may_overlap]
+    if tests:
+        lines.append(f"{ind}if ({tests[0]}" + "".join(f"{newline}{ind}    && {t}" for t in tests[1:]) + ") {")
     else:
         lines.append(f"{ind}{{")
     for h in helpers:
@@ -65,12 +79,14 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
         lines += [(inner + ln if ln and not ln.startswith("#") else _pragma(ln, inner)) for ln in c.split("\n")]
     for h in reversed(helpers):
         lines += [f"#undef {h}", f'#pragma pop_macro("{h}")']
-    if scop.size_vars:
+    if tests:
         lines.append(f"{ind}}} else {{")
         out = newline.join(lines) + newline + scop.inner + f"{ind}}}" + newline
     else:
         lines.append(f"{ind}}}")
         out = newline.join(lines) + newline
+    if scop.may_overlap:
+        out += f"#undef {disjoint}" + newline
     return out
 
 

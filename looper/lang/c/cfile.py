@@ -41,6 +41,9 @@ class CScop:
     end_line: int
     size_vars: dict[str, int]  # the C variables the replacement tests, with the values tuned for
     indent: str  # the indentation of the region's first line of code
+    # pairs of arrays that may overlap in memory (a pointer parameter and another array, one of
+    # them written): the replacement tests that they do not, as the polyhedral model assumes
+    may_overlap: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,22 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     inner_end = starts[site.end_line - 1]
     inner = pp.original[inner_start:inner_end]
     return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
-                 dict(sizes), _indent(inner))
+                 dict(sizes), _indent(inner), _may_overlap(tree, arrays))
+
+
+def _may_overlap(tree: ScopTree, arrays: dict[str, Array]) -> tuple[tuple[str, str], ...]:
+    """Array pairs whose storage the caller decides (a parameter is a pointer: it may point into
+    another parameter or a global), at least one of them written."""
+    names = [n for n, a in arrays.items() if a.rank]
+    kind = {n: ("param" if tree.data[n].kind == "param" else
+                "shared" if tree.data[n].kind == "global" or tree.data[n].static else "own") for n in names}
+    pairs = []
+    for k, x in enumerate(names):
+        for y in names[k + 1:]:
+            kinds = {kind[x], kind[y]}
+            if "param" in kinds and "own" not in kinds and (x in tree.written or y in tree.written):
+                pairs.append((x, y))
+    return tuple(pairs)
 
 
 def _declaration_order(sym, path: str) -> tuple:

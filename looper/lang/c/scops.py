@@ -17,7 +17,7 @@ from ...errors import LooperSyntaxError
 from .ctype import CType, TypeTable
 from .preprocess import STUBS_FILE, Preprocessed, tokens
 
-_PRAGMA_LINE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+(scop|endscop)[ \t]*(?:\r)?$")
+_PRAGMA_LINE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+(scop|endscop)[ \t]*(?://.*|/\*.*)?\r?$")
 
 
 @dataclass(frozen=True)
