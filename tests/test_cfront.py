@@ -183,14 +183,13 @@ void f(int n, int m, real A[restrict n][m], int64_t B[n], const int c)
     (scop,) = cf.scops
     p = scop.program
     assert scop.size_vars == {"n": 30, "m": 20, "h": 7}
-    assert p.arrays["A"].dtype is DType.F64 and p.arrays["A"].shape == (Affine.of("n"), Affine.of("m"))
-    assert p.arrays["A"].extent == (30, 20)
+    # sizes are constants in the program (the in-place code runs only at these values)
+    assert p.arrays["A"].dtype is DType.F64 and p.arrays["A"].extent == (30, 20) and p.sizes == {}
     assert p.arrays["B"].dtype is DType.I64 and p.arrays["G"].extent == (64,)
     assert p.arrays["w"].dtype is DType.F32 and p.arrays["w"].role == "param"  # read after the scop
     outer = p.kernel[0]
-    assert outer.step == -1 and outer.lower == Affine.of("n") - Affine.constant(1)
-    assert outer.upper == Affine.constant(-1)
-    assert outer.body[0].upper == MinMax("min", (Affine.of("i") + Affine.constant(1), Affine.of("m")))
+    assert outer.step == -1 and outer.lower == Affine.constant(29) and outer.upper == Affine.constant(-1)
+    assert outer.body[0].upper == MinMax("min", (Affine.of("i") + Affine.constant(1), Affine.constant(20)))
     chain = [s.body for s in p.statements if s.body.target.array in ("w", "G")]
     assert [a.target.array for a in chain] == ["w", "G"]  # G[q] = w = e: w first, then G[q] = w
     assert [s.body.op for s in p.statements][-1] == "+="
@@ -268,4 +267,34 @@ def test_cli_on_a_c_file(tmp_path):
     assert "begin dump: total" in res.output and "kernel time" in res.output
     res = CliRunner().invoke(main, ["compile", str(src), "-D", "N=20", "-o", str(tmp_path / "h.c")])
     assert res.exit_code == 0, res.output
-    assert "#define n 20" in (tmp_path / "h.c").read_text()
+    assert "static double A[20][20]" in (tmp_path / "h.c").read_text()
+
+
+def test_names_of_the_harness_and_sizes_in_expressions(tmp_path):
+    """Data named like the harness' own locals (f, r, d0) and sizes used as values: looper's
+    harness builds and runs them (internal names, sizes as constants), the in-place output
+    prints the user's names."""
+    src = _write(tmp_path, r"""#define G 12
+double f[G][G], r[G];
+void k(int g)
+{
+  int i, j;
+  double d0;
+#pragma scop
+  for (i = 0; i < g; i++) {
+    d0 = 0.0;
+    for (j = 0; j <= i; j++)
+      d0 += f[i][j] * (double)g;
+    r[i] = d0 / (g - 1);
+  }
+#pragma endscop
+}
+""")
+    res = CliRunner().invoke(main, ["run", str(src), "--dump"])
+    assert res.exit_code == 0, res.output
+    assert "begin dump: looper_r" in res.output
+    cf = parse_c_file(src)
+    (scop,) = cf.scops
+    assert scop.user_names == {"looper_f": "f", "looper_r": "r", "looper_d0": "d0"}
+    text = inplace_source(cf, [original(scop.program)], ["looper: original"])
+    assert "d0 += f[looper_c1][looper_c3] * (double)12;" in text and "r[looper_c1] = d0 / (12 - 1);" in text

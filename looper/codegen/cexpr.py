@@ -30,14 +30,15 @@ _UNARY = 7
 _ATOM = 9
 
 
-_VERBATIM = contextvars.ContextVar("looper_verbatim_names", default=False)
+_VERBATIM: contextvars.ContextVar = contextvars.ContextVar("looper_verbatim_names", default=None)
 
 
 @contextlib.contextmanager
-def verbatim_names():
-    """Within this block `c_name` is the identity: code pasted into the user's own C function
-    names the user's variables as declared there (looper's iterators get a prefix instead)."""
-    token = _VERBATIM.set(True)
+def verbatim_names(users: dict[str, str] | None = None):
+    """Within this block `c_name` prints each program variable under the user's own name (the
+    name itself, or `users[name]`): code pasted into the user's C function names the variables as
+    declared there (looper's iterators get a prefix instead)."""
+    token = _VERBATIM.set(dict(users or {}))
     try:
         yield
     finally:
@@ -46,8 +47,9 @@ def verbatim_names():
 
 def c_name(name: str) -> str:
     """The C identifier of a program variable (AST loop iterators are c0, c1, ...: never shadow them)."""
-    if _VERBATIM.get():
-        return name
+    users = _VERBATIM.get()
+    if users is not None:
+        return users.get(name, name)
     if name in C_TAKEN or is_iterator_name(name):
         return name + "_"
     return name

@@ -45,7 +45,7 @@ HELPERS = {
 def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newline: str = "\n") -> str:
     """The text that replaces one region (pragma lines included)."""
     ind = scop.indent
-    with verbatim_names():
+    with verbatim_names(scop.user_names):
         body, iterators = kernel_body(lowered, rename=lambda it: prefix + it)
     code = [str(s) for s in body]
     text = "\n".join(code)
@@ -64,7 +64,7 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
     if scop.may_overlap:
         lines.append(f"#define {disjoint}(a, b, n, m) ((const char *)(a) + sizeof(*(a)) * (n) <= "
                      "(const char *)(b) || (const char *)(b) + sizeof(*(b)) * (m) <= (const char *)(a))")
-        extent = {n: a.extent[0] for n, a in scop.program.arrays.items() if a.rank}
+        extent = {scop.user_names.get(n, n): a.extent[0] for n, a in scop.program.arrays.items() if a.rank}
         tests += [f"{disjoint}({x}, {y}, {extent[x]}, {extent[y]})" for x, y in scop.may_overlap]
     if tests:
         lines.append(f"{ind}if ({tests[0]}" + "".join(f"{newline}{ind}    && {t}" for t in tests[1:]) + ") {")

@@ -10,19 +10,20 @@ tests at run time.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pycparser import c_ast
 
 from ...errors import LooperSyntaxError, LooperUsageError
 from ...ir.extract import extract_statements
-from ...ir.program import Array, Output, Program
+from ...ir.program import Affine, Array, Output, Program
 from .initgen import generated_init
 from .lower import ScopLowering, ScopTree
 from .preprocess import Preprocessed, preprocess
 from .scops import Locator, ScopSite, find_scops, parse_unit
 from .sizes import size_values
+from .specialize import Specializer, internal_names
 
 SIZE_LABELS = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
 NAME_PREFIX = "looper_"
@@ -44,6 +45,8 @@ class CScop:
     # pairs of arrays that may overlap in memory (a pointer parameter and another array, one of
     # them written): the replacement tests that they do not, as the polyhedral model assumes
     may_overlap: tuple[tuple[str, str], ...] = ()
+    # the program's internal name -> the user's, where they differ (specialize.HARNESS_LOCALS)
+    user_names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -145,22 +148,27 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
                 f"'{name}', a loop variable of the scop, {what}: looper's code does not leave it at the "
                 f"value the original loops do (use a local, assigned before it is read again)",
                 pp.path, site.end_line, 1)
+    rename = internal_names(tree.data, prefix)
     arrays: dict[str, Array] = {}
-    for name, sym in sorted(tree.data.items(), key=lambda kv: _declaration_order(kv[1], pp.path)):
+    written = {rename[n] for n in tree.written if n in rename}
+    declared = sorted(tree.data.items(), key=lambda kv: _declaration_order(kv[1], pp.path))
+    for name, sym in declared:
         if name in shapes:
             extent = tuple(s.evaluate(sizes) for s in shapes[name])
             if any(e <= 0 for e in extent):
                 raise loc.error(sym.decl, f"array '{name}' has an extent {list(extent)} at sizes "
                                           f"{_show(sizes)}", name)
-            arrays[name] = Array(name, sym.ctype.dtype, shapes[name], extent, "param")
+            shape = tuple(Affine.constant(e) for e in extent)  # sizes are constants (specialize.py)
+            arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, shape, extent, "param")
         else:
             # a scalar the scop writes and nothing reads after it is the kernel's own: the
             # search may privatize it; any other scalar is state the caller sees
             private = name in tree.written and sym.kind in ("local", "param") and not sym.static \
                 and not site.may_read_after(name)
-            arrays[name] = Array(name, sym.ctype.dtype, (), (), "local" if private else "param")
-    statements = extract_statements(tree.nodes, arrays, sizes, pp.path)
-    outputs = tuple(Output(n) for n, a in arrays.items() if n in tree.written and a.role == "param")
+            arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, (), (), "local" if private else "param")
+    nodes = Specializer(sizes, rename).nodes(tree.nodes)
+    statements = extract_statements(nodes, arrays, {}, pp.path)
+    outputs = tuple(Output(n) for n, a in arrays.items() if n in written and a.role == "param")
     if not outputs:
         raise LooperSyntaxError("the scop writes nothing that outlives it (every variable it writes is a "
                                 "local that nothing reads afterwards)", pp.path, site.begin_line, None)
@@ -170,22 +178,23 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
         name=name, path=pp.path, source=_text_for_hash(pp.text) + f"\n/* looper scop {site.index} */\n",
         doc=f"{Path(pp.path).name}: scop {site.index + 1} in {site.function}() (lines "
             f"{site.begin_line}-{site.end_line})",
-        size_label=label, sizes=sizes, arrays=arrays,
+        size_label=label, sizes={}, arrays=arrays,
         init=generated_init([a for a in arrays.values() if a.role == "param"], prefix), init_locals={},
-        kernel=tree.nodes, statements=tuple(statements), outputs=outputs)
+        kernel=nodes, statements=tuple(statements), outputs=outputs)
     begin = starts[site.begin_line - 1]
     end = starts[site.end_line] if site.end_line < len(starts) else len(pp.original)
     inner_start = starts[site.begin_line]
     inner_end = starts[site.end_line - 1]
     inner = pp.original[inner_start:inner_end]
+    users = {internal: user for user, internal in rename.items() if internal != user}
     return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
-                 dict(sizes), _indent(inner), _may_overlap(tree, arrays))
+                 dict(sizes), _indent(inner), _may_overlap(tree, [u for u, _ in declared if u in shapes]),
+                 users)
 
 
-def _may_overlap(tree: ScopTree, arrays: dict[str, Array]) -> tuple[tuple[str, str], ...]:
-    """Array pairs whose storage the caller decides (a parameter is a pointer: it may point into
-    another parameter or a global), at least one of them written."""
-    names = [n for n, a in arrays.items() if a.rank]
+def _may_overlap(tree: ScopTree, names: list[str]) -> tuple[tuple[str, str], ...]:
+    """Array pairs (user names) whose storage the caller decides (a parameter is a pointer: it may
+    point into another parameter or a global), at least one of them written."""
     kind = {n: ("param" if tree.data[n].kind == "param" else
                 "shared" if tree.data[n].kind == "global" or tree.data[n].static else "own") for n in names}
     pairs = []
