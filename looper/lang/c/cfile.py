@@ -167,7 +167,14 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
                 and not site.may_read_after(name)
             arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, (), (), "local" if private else "param")
     nodes = Specializer(sizes, rename).nodes(tree.nodes)
-    statements = extract_statements(nodes, arrays, {}, pp.path)
+    try:
+        statements = extract_statements(nodes, arrays, {}, pp.path)
+    except LooperSyntaxError as e:  # say it in the user's terms: their names, their sizes
+        for user, internal in rename.items():
+            e.message = e.message.replace(f"{internal}[", f"{user}[")
+        if e.message.endswith("at sizes "):
+            e.message += _show(sizes)
+        raise
     outputs = tuple(Output(n) for n, a in arrays.items() if n in written and a.role == "param")
     if not outputs:
         raise LooperSyntaxError("the scop writes nothing that outlives it (every variable it writes is a "
