@@ -57,15 +57,6 @@ class ScopTree:
     written: set[str] = field(default_factory=set)
 
 
-@dataclass
-class _Typed:
-    expr: Expr
-
-    @property
-    def dtype(self) -> DType:
-        return self.expr.dtype
-
-
 class ScopLowering:
     """Lowers one scop; every construct outside the subset is a `FILE:LINE:COL` error."""
 
@@ -178,7 +169,7 @@ class ScopLowering:
             raise self.error(node, f"'#pragma {node.string}' inside a scop")
         kind = _STATEMENT_NAMES.get(type(node))
         if kind is not None:
-            word = kind.strip("'").split(" ")[0] if "'" in kind else None
+            word = kind.split("'")[1] if "'" in kind else None  # the keyword, to find its column
             raise self.error(node, f"{kind} in a scop: only for loops with affine bounds, if, and "
                                    "assignments are in the polyhedral subset", word)
         if isinstance(node, c_ast.ExprList):
@@ -286,7 +277,7 @@ class ScopLowering:
             out.extend(self.assignment(value))
             rhs = self.target(value.lvalue, write=False)
         else:
-            rhs = self.expression(value).expr
+            rhs = self.expression(value)
         target = self.target(node.lvalue)
         out.append(Assign(target, node.op, rhs, node.coord.line))
         return out
@@ -366,13 +357,13 @@ class ScopLowering:
         self.data.setdefault(name, sym)
         return Load(name, index, t.dtype)
 
-    def expression(self, node) -> _Typed:
+    def expression(self, node) -> Expr:
         if isinstance(node, c_ast.Constant):
-            return _Typed(self.constant(node))
+            return self.constant(node)
         if isinstance(node, c_ast.ID):
-            return _Typed(self.name_value(node))
+            return self.name_value(node)
         if isinstance(node, c_ast.ArrayRef):
-            return _Typed(self.array_ref(node))
+            return self.array_ref(node)
         if isinstance(node, c_ast.UnaryOp):
             return self.unary(node)
         if isinstance(node, c_ast.BinaryOp):
@@ -381,13 +372,13 @@ class ScopLowering:
             c = self.expression(node.cond)
             a = self.expression(node.iftrue)
             b = self.expression(node.iffalse)
-            return _Typed(Select(c.expr, a.expr, b.expr, DType.promote(a.dtype, b.dtype)))
+            return Select(c, a, b, DType.promote(a.dtype, b.dtype))
         if isinstance(node, c_ast.Cast):
             t = self.types.resolve(node.to_type)
             if not t.is_scalar or t.dtype is None:
                 raise self.error(node, f"cast to {_spell(t)}: looper casts to double, float, int, long "
                                        "or char")
-            return _Typed(Cast(self.expression(node.expr).expr, t.dtype))
+            return Cast(self.expression(node.expr), t.dtype)
         if isinstance(node, c_ast.FuncCall):
             return self.call(node)
         if isinstance(node, c_ast.Assignment):
@@ -435,17 +426,17 @@ class ScopLowering:
         wide = "long" in t or value > 2**31 - 1
         return Const(value, DType.I64 if wide else DType.I32)
 
-    def unary(self, node: c_ast.UnaryOp) -> _Typed:
+    def unary(self, node: c_ast.UnaryOp) -> Expr:
         op = node.op
         if op == "+":
             return self.expression(node.expr)
         if op == "-":
             x = self.expression(node.expr)
-            if isinstance(x.expr, Const):
-                return _Typed(Const(-x.expr.value, x.dtype))
-            return _Typed(Unary("-", x.expr, DType.promote(x.dtype, DType.I32)))
+            if isinstance(x, Const):
+                return Const(-x.value, x.dtype)
+            return Unary("-", x, DType.promote(x.dtype, DType.I32))
         if op == "!":
-            return _Typed(Unary("!", self.expression(node.expr).expr, DType.I32))
+            return Unary("!", self.expression(node.expr), DType.I32)
         if op in ("++", "--", "p++", "p--"):
             raise self.error(node, f"'{op.lstrip('p')}' inside an expression (a side effect): write it as "
                                    "a statement of its own")
@@ -457,25 +448,25 @@ class ScopLowering:
             raise self.error(node, "'sizeof' in a scop")
         raise self.error(node, f"unsupported operator '{op}'")
 
-    def binary(self, node: c_ast.BinaryOp) -> _Typed:
+    def binary(self, node: c_ast.BinaryOp) -> Expr:
         op = node.op
         left = self.expression(node.left)
         right = self.expression(node.right)
         if op in ("&&", "||"):
-            return _Typed(Binary(op, left.expr, right.expr, DType.I32))
+            return Binary(op, left, right, DType.I32)
         if op in COMPARE:
-            return _Typed(Binary(op, left.expr, right.expr, DType.I32))
+            return Binary(op, left, right, DType.I32)
         if op in ARITH:
             dt = DType.promote(left.dtype, right.dtype)
             if op == "%" and dt.is_float:
                 raise self.error(node, "'%' needs integer operands")
             if op == "/" and not dt.is_float:
                 op = "//"  # C's integer division (printed '/')
-            return _Typed(Binary(op, left.expr, right.expr, dt))
+            return Binary(op, left, right, dt)
         raise self.error(node, f"operator '{op}' is not supported in a scop (arithmetic, comparisons, "
                                "&&, || and ?: are)")
 
-    def call(self, node: c_ast.FuncCall) -> _Typed:
+    def call(self, node: c_ast.FuncCall) -> Expr:
         if not isinstance(node.name, c_ast.ID):
             raise self.error(node, "call through an expression: only math functions are allowed")
         name = node.name.name
@@ -493,8 +484,8 @@ class ScopLowering:
                                    f"{len(args)} given", name)
         typed = [self.expression(a) for a in args]
         # C converts each argument to the parameter's type: the IR says so with a cast
-        exprs = tuple(a.expr if a.dtype is dt else Cast(a.expr, dt) for a in typed)
-        return _Typed(Call(fn, exprs, dt))
+        exprs = tuple(a if a.dtype is dt else Cast(a, dt) for a in typed)
+        return Call(fn, exprs, dt)
 
     # -- affine forms ------------------------------------------------------------------------------
     def _size(self, node, name: str) -> None:
