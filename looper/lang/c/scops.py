@@ -108,6 +108,10 @@ def parse_unit(pp: Preprocessed) -> c_ast.FileAST:
             return_col = int(col) if col else None
             raise LooperSyntaxError(f"C syntax error: {_syntax_message(what)}", where, line, return_col) from None
         raise LooperSyntaxError(f"C syntax error: {msg}", pp.path) from None
+    except (RecursionError, AssertionError, ValueError, TypeError, IndexError, KeyError) as e:
+        # pycparser gave up in an unexpected way (nesting too deep, a construct it mishandles):
+        # still the user's input, still one line
+        raise LooperSyntaxError(f"the C parser (pycparser) failed: {type(e).__name__}: {e}", pp.path) from None
 
 
 def _syntax_message(what: str) -> str:
