@@ -29,25 +29,20 @@ def _friendly(fn):
 
 
 def parse_defines(values: tuple[str, ...]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for v in values:
-        name, eq, num = v.partition("=")
-        if not eq or not name.isidentifier():
-            raise LooperUsageError(f"-D expects NAME=INTEGER, got '{v}'")
-        try:
-            out[name] = int(num)
-        except ValueError:
-            raise LooperUsageError(f"-D {name}: '{num}' is not an integer") from None
-        if out[name] < 0:
-            raise LooperUsageError(f"-D {name}: sizes are non-negative")
-    return out
+    from .api import parse_defines as parse
+    return parse(values)
 
 
 def size_options(fn):
+    fn = click.option("-I", "includes", multiple=True, metavar="DIR",
+                      help="C input: an include directory for the preprocessor, as gcc takes it.")(fn)
     fn = click.option("-D", "defines", multiple=True, metavar="NAME=V",
-                      help="Set a size (overrides the dataset's value).")(fn)
+                      help="Set a size (overrides the dataset's value).  C input: a preprocessor "
+                           "define as gcc takes it (-DNAME, -DNAME=V); a size n takes the value "
+                           "of the macro N.")(fn)
     fn = click.option("--size", "-s", default=None, metavar="DATASET",
-                      help="Dataset from the program's SIZES (MINI..EXTRALARGE; default LARGE).")(fn)
+                      help="Dataset from the program's SIZES (MINI..EXTRALARGE; default LARGE).  C input: "
+                           "-DDATASET_DATASET for the preprocessor.")(fn)
     return fn
 
 
@@ -58,9 +53,17 @@ def omp_env_option(fn):
                              "(OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=active) or 'NAME=V ...'.")(fn)
 
 
-def load_program(file: str, size: str | None, defines: tuple[str, ...]):
-    from .lang.parse import parse_file
-    return parse_file(file, size, parse_defines(defines))
+def load_program(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...] = ()):
+    """The program of FILE: a Python program, or the one scop of a C file."""
+    from .api import load_programs
+    loaded = load_programs(file, size, defines, includes)
+    scops = getattr(loaded, "scops", None)
+    if scops is None:
+        return loaded
+    if len(scops) != 1:
+        raise LooperUsageError(f"{len(scops)} scops in the file: compile and run take a C file with one "
+                               "(optimize rewrites any number)", file)
+    return scops[0].program
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -79,16 +82,18 @@ def main() -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Where to write the C program (default: standard output).")
 @_friendly
-def compile_cmd(file: str, size: str | None, defines: tuple[str, ...], output: str | None) -> None:
+def compile_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...],
+                output: str | None) -> None:
     """Write FILE as a complete C program (original schedule, PolyBench harness).
 
     The kernel sits between #pragma scop / #pragma endscop; build with -DPOLYBENCH_TIME to print
-    the kernel time, -DPOLYBENCH_DUMP_ARRAYS to dump OUTPUTS on stderr.
+    the kernel time, -DPOLYBENCH_DUMP_ARRAYS to dump OUTPUTS on stderr.  A C FILE's scop gets
+    looper's own init (the file's is outside the scop).
     """
     from .codegen.harness import program_c
     from .ir.schedule import original
 
-    program = load_program(file, size, defines)
+    program = load_program(file, size, defines, includes)
     text = program_c(program, [original(program)])
     if output:
         Path(output).write_text(text)
@@ -105,15 +110,16 @@ def compile_cmd(file: str, size: str | None, defines: tuple[str, ...], output: s
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
               help="OMP_NUM_THREADS for the run.")
 @_friendly
-def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, repeat: int,
-            threads: int | None) -> None:
-    """Compile FILE with gcc -O3 -march=native -fopenmp, run it, print the kernel time."""
+def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...], dump: bool,
+            repeat: int, threads: int | None) -> None:
+    """Compile FILE with gcc -O3 -march=native -fopenmp, run it, print the kernel time (a C FILE's
+    scop runs in looper's harness, on looper's init)."""
     from .codegen.harness import program_c
     from .runtime.compile import OPT_FLAGS, compile_c
     from .runtime.run import run_binary
     from .ir.schedule import original
 
-    program = load_program(file, size, defines)
+    program = load_program(file, size, defines, includes)
     dflags = ("POLYBENCH_TIME",) + (("POLYBENCH_DUMP_ARRAYS",) if dump else ())
     binary = compile_c(program_c(program, [original(program)]), OPT_FLAGS, defines=dflags)
     res = run_binary(binary.path, 0, repeat, threads=threads)
@@ -156,7 +162,12 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
               help="Measurement memo (SQLite; default under the cache directory).")
 @click.option("--no-memo", is_flag=True, help="Measure everything afresh (no SQLite memo).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the optimized C program here.")
+              help="Write the optimized C here.  C input: the file with each scop replaced (default "
+                   "FILE.looper.c); Python input: the program (--emit program) or the function "
+                   "(--emit function, default FILE.looper.c, with a header .h next to it).")
+@click.option("--emit", type=click.Choice(["program", "function"]), default="program", show_default=True,
+              help="Python input: a complete benchmark program (harness, main), or a C function "
+                   "taking the arrays and scalars, specialized to the sizes, plus its header.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
               help="Write a JSON report (sequence, speedups, every candidate).")
 @click.option("--explain", is_flag=True, help="Say why each rejected or failed candidate was dropped.")
@@ -166,62 +177,57 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], dump: bool, r
                    "the user's environment sets them.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_friendly
-def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], beam: int, max_affine: int | None,
-                 max_fusion: int, evaluator: str, verify_top: int, model_path: str | None,
-                 repeat: int, threads: int | None,
-                 timeout: float | None, db: str | None, no_memo: bool, output: str | None,
+def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...], beam: int,
+                 max_affine: int | None, max_fusion: int, evaluator: str, verify_top: int,
+                 model_path: str | None, repeat: int, threads: int | None,
+                 timeout: float | None, db: str | None, no_memo: bool, output: str | None, emit: str,
                  json_out: str | None, explain: bool, omp_env: str, bake_omp_env: bool, quiet: bool) -> None:
     """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
-    unrolling; every candidate is checked for legality with isl before it is scored.
+    unrolling; every candidate is checked for legality with isl before it is scored.  FILE is a
+    program in looper's Python subset, or C with #pragma scop / #pragma endscop regions
+    (preprocessed with gcc -E and the -I/-D flags), which is rewritten in place.
     """
     import json
 
-    from .codegen.harness import program_c
-    from .poly.deps import compute_dependences
-    from .runtime.measurements import MeasurementStore
-    from .search.factory import search_from_options
+    from .api import is_c_input, optimize
     from .runtime.ompenv import TUNED_ENV, OmpEnv
-    from .search.report import environment_lines, explain_lines, report_json, summary_lines
 
-    program = load_program(file, size, defines)
     env = OmpEnv.parse(omp_env)
-    deps = compute_dependences(program)
-    store = None if no_memo else MeasurementStore(db)
+    c_input = is_c_input(file)
+    if c_input and emit == "function":
+        raise LooperUsageError("--emit function takes a Python program; a C file's scops are rewritten "
+                               "in place (-o FILE.looper.c)", file)
     with _Progress(quiet) as progress:
-        search = search_from_options(program, evaluator, beam=beam, max_affine=max_affine, max_fusion=max_fusion,
-                                     time_budget=timeout, explain=explain, model_path=model_path, repeats=repeat,
-                                     threads=threads, store=store, memoize=not no_memo, verify_top=verify_top,
-                                     omp_env=env, progress=progress.candidate)
-        result = search.run(deps, progress=progress.level, keep_open=True)
-    verified = search.verified
-    for note in search.notes:
-        click.echo(f"note: {note}", err=True)
-    for line in summary_lines(program, result, search.kind):
+        answer = optimize(file, size, defines=defines, includes=includes, evaluator=evaluator, beam=beam,
+                          max_affine=max_affine, max_fusion=max_fusion, verify_top=verify_top,
+                          model=model_path, repeat=repeat, threads=threads, timeout=timeout, db=db,
+                          memo=not no_memo, explain=explain, omp_env=env, report_environment=True,
+                          progress=progress.candidate, level_progress=progress.level)
+    for k in getattr(answer, "kernels", [answer]):
+        for note in k.notes:
+            click.echo(f"note: {note}", err=True)
+    for line in answer.summary_lines():
         click.echo(line)
-    if search.measure is not None:
-        click.echo(f"  times taken in the OpenMP environment {env.describe()}")
-        if result.best.steps and result.best.lowered.parallel:
-            for line in environment_lines(program, search.measure, result.best):
-                click.echo(line)
-    search.close()
-    for v in verified:
-        got = f"{v.measured.speedup:.2f}x" if v.measured.ok else v.measured.status
-        click.echo(f"  verified: predicted {v.predicted:.2f}x, measured {got}: {v.schedule.describe()}")
     if explain:
         click.echo("why candidates were dropped:")
-        for line in explain_lines(result):
-            click.echo(line)
-    if output:
-        baked = (env if env.settings else TUNED_ENV).assignments() if bake_omp_env else ""
-        Path(output).write_text(program_c(program, [result.best.lowered],
-                                          comments=[f"looper: {result.best.describe()}"], bake_env=baked))
+        for k in getattr(answer, "kernels", [answer]):
+            click.echo(k.explain())
+    baked = (env if env.settings else TUNED_ENV).assignments() if bake_omp_env else ""
+    if c_input:
+        click.echo(f"wrote {answer.write(output)}")
+    elif emit == "function":
+        out = Path(output) if output else Path(file).with_suffix(".looper.c")
+        header = out.with_suffix(".h")
+        code = answer.function(header_name=header.name)
+        out.write_text(code.source)
+        header.write_text(code.header)
+        click.echo(f"wrote {out} and {header}: {code.signature()}")
+    elif output:
+        Path(output).write_text(answer.program_c(bake_env=baked))
     if json_out:
-        extra = {"verified": [{"sequence": v.schedule.describe(), "predicted": v.predicted,
-                               "measured": v.measured.speedup, "status": v.measured.status}
-                              for v in verified], "omp_env": env.describe()}
-        Path(json_out).write_text(json.dumps(report_json(program, result, evaluator, extra), indent=1))
+        Path(json_out).write_text(json.dumps(answer.to_json(), indent=1))
 
 
 @main.command("datagen")

@@ -17,7 +17,7 @@ from ..ir.schedule import Lowered, original
 from .balance import cyclic_chunk
 from .cexpr import c_assign, c_name
 from .astwalk import annotation, calls, iterators, statements
-from .islexpr import ATOM, isl_expr, isl_c
+from .islexpr import ATOM, _same, isl_expr, isl_c
 from .microkernel import KernelText, full_tiles, roles_of, uses_iterators
 from .region import RegionPrinter
 
@@ -27,9 +27,12 @@ PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in 
 class KernelPrinter:
     """Prints one lowered schedule of a program as a list of cgen statements."""
 
-    def __init__(self, lowered: Lowered, balance: bool = True):
+    def __init__(self, lowered: Lowered, balance: bool = True, rename=_same):
         self.lowered = lowered
         self.balance = balance  # deal uneven parallel loops cyclically (`balance.cyclic_chunk`)
+        # C name of each loop iterator (`c{row}` is the isl name; code pasted into a user's
+        # function gets a prefix no user name has)
+        self.rename = rename
         self.program: Program = lowered.program
         self.parallel_dims: dict[str, set[int]] = {}
         for s, k in lowered.parallel:
@@ -53,10 +56,6 @@ class KernelPrinter:
                 return region.print(root)
         return self.node(root)
 
-    def rename(self, iterator: str) -> str:
-        """The C name of an AST iterator (its isl name)."""
-        return iterator
-
     def is_parallel_node(self, n: isl.AstNode) -> bool:
         """Whether a `for` node runs in parallel: this schedule marks its row for its statements
         (or, for an AST isl's scheduler built, isl annotated it)."""
@@ -78,7 +77,7 @@ class KernelPrinter:
         if t == isl.ast_node_type.if_:
             then = cgen.Block(self.node(n.if_get_then_node()))
             orelse = cgen.Block(self.node(n.if_get_else_node())) if n.if_has_else_node() else None
-            return [cgen.If(isl_c(n.if_get_cond()), then, orelse)]
+            return [cgen.If(isl_c(n.if_get_cond(), self.rename), then, orelse)]
         if t == isl.ast_node_type.mark:
             return self.node(n.mark_get_node())
         if t == isl.ast_node_type.user:
@@ -88,7 +87,7 @@ class KernelPrinter:
     def loop(self, n: isl.AstNode, plain: bool = False, worksharing: bool = False) -> list[cgen.Generable]:
         """A `for` with its pragmas (`worksharing`: `omp for` inside a region, not `omp parallel for`)."""
         it = n.for_get_iterator().get_id().get_name()
-        init = isl_c(n.for_get_init())
+        init = isl_c(n.for_get_init(), self.rename)
         self.iterators.add(it)
         row = row_of_iterator(it)
         stmts = statements(n)
@@ -100,7 +99,7 @@ class KernelPrinter:
         if n.for_is_degenerate():
             self.printed.append(row)
             try:
-                return [cgen.Statement(f"{it} = {init}")] + self.node(n.for_get_body())
+                return [cgen.Statement(f"{self.rename(it)} = {init}")] + self.node(n.for_get_body())
             finally:
                 self.printed.pop()
         pragmas: list[cgen.Generable] = []
@@ -108,7 +107,7 @@ class KernelPrinter:
         ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
         parallel = self.in_parallel == 0 and (annotation(n) == PARALLEL_LOOP or ours)
         if parallel:
-            inner = sorted(iterators(n.for_get_body()), key=row_of_iterator)
+            inner = [self.rename(x) for x in sorted(iterators(n.for_get_body()), key=row_of_iterator)]
             for (r, loop_stmts), scalars in self.private.items():
                 if r == row and stmts <= loop_stmts:
                     inner += [c_name(x) for x in sorted(scalars)]
@@ -129,35 +128,36 @@ class KernelPrinter:
         finally:
             self.in_parallel -= parallel
             self.printed.pop()
-        inc = isl_c(n.for_get_inc())
-        step = f"{it}++" if inc == "1" else f"{it} += {inc}"
-        return pragmas + [cgen.For(f"{it} = {init}", isl_c(n.for_get_cond()), step, body)]
+        inc = isl_c(n.for_get_inc(), self.rename)
+        name = self.rename(it)
+        step = f"{name}++" if inc == "1" else f"{name} += {inc}"
+        return pragmas + [cgen.For(f"{name} = {init}", isl_c(n.for_get_cond(), self.rename), step, body)]
 
     def microkernel(self, n: isl.AstNode, mk) -> list[cgen.Generable] | None:
         """A register tile's reduction loop: the micro-kernel for full tiles, isl's loops for
         the others (`codegen.microkernel`); None where the tile cannot be printed that way."""
         st = self.program.statement(mk.stmt)
         roles = roles_of(self.lowered, st, mk)
-        texts = {tuple(_call_args(c, st)) for c in calls(n)}
+        texts = {tuple(_call_args(c, st, self.rename)) for c in calls(n)}
         if roles is None or len(texts) != 1:
             return None
         args = dict(zip(st.iterators, next(iter(texts))))
         others = {v: t for v, t in args.items() if v not in roles}
-        if any(uses_iterators(t, (mk.i, mk.j, mk.k)) for t in others.values()):
+        if any(uses_iterators(t, (mk.i, mk.j, mk.k), self.rename) for t in others.values()):
             return None
         key = (mk, tuple(self.printed))
         if key not in self.full_tests:
-            self.full_tests[key] = full_tiles(self.lowered, mk, tuple(self.printed))
+            self.full_tests[key] = full_tiles(self.lowered, mk, tuple(self.printed), self.rename)
         tiles = self.full_tests[key]
         if tiles is None:
             return None
-        it = n.for_get_iterator().get_id().get_name()
-        init = isl_c(n.for_get_init())
+        it = self.rename(n.for_get_iterator().get_id().get_name())
+        init = isl_c(n.for_get_init(), self.rename)
         if n.for_is_degenerate():
             bound, inc = f"{it} <= {init}", "1"
         else:
-            bound, inc = isl_c(n.for_get_cond()), isl_c(n.for_get_inc())
-        kernel = KernelText(st, mk, others, roles, tiles).block(init, bound, inc)
+            bound, inc = isl_c(n.for_get_cond(), self.rename), isl_c(n.for_get_inc(), self.rename)
+        kernel = KernelText(st, mk, others, roles, tiles, self.rename).block(init, bound, inc)
         if tiles.condition == "1":
             return [kernel]
         return [cgen.If(tiles.condition, kernel, cgen.Block(self.loop(n, plain=True)))]
@@ -167,7 +167,7 @@ class KernelPrinter:
         st = self.program.statement(name)
         env = {}
         for k, var in enumerate(st.iterators):
-            text, prec = isl_expr(call.get_op_arg(k + 1))
+            text, prec = isl_expr(call.get_op_arg(k + 1), self.rename)
             env[var] = text if prec == ATOM else f"({text})"
         return cgen.Statement(c_assign(st.body, env))
 
@@ -190,11 +190,11 @@ def _private_scalars(lowered: Lowered) -> dict[tuple[int, frozenset[str]], set[s
     return out
 
 
-def _call_args(call: isl.AstExpr, st) -> list[str]:
+def _call_args(call: isl.AstExpr, st, rename=_same) -> list[str]:
     """C text of each iterator's value in a statement call, parenthesized unless atomic."""
     out = []
     for k in range(st.depth):
-        text, prec = isl_expr(call.get_op_arg(k + 1))
+        text, prec = isl_expr(call.get_op_arg(k + 1), rename)
         out.append(text if prec == ATOM else f"({text})")
     return out
 
@@ -207,9 +207,10 @@ def kernel_body_from_ast(program: Program, ast: isl.AstNode) -> tuple[list[cgen.
     return body, sorted(p.iterators, key=row_of_iterator)
 
 
-def kernel_body(lowered: Lowered, balance: bool = True) -> tuple[list[cgen.Generable], list[str]]:
+def kernel_body(lowered: Lowered, balance: bool = True, rename=_same) -> tuple[list[cgen.Generable], list[str]]:
     """The kernel's loop nest and the loop iterators it needs declared (`balance=False`: every
-    parallel loop with plain `static`, for measuring what balancing gains)."""
-    p = KernelPrinter(lowered, balance)
+    parallel loop with plain `static`, for measuring what balancing gains; `rename`: the C name
+    of each iterator, which the returned list uses too)."""
+    p = KernelPrinter(lowered, balance, rename)
     body = p.body()
-    return body, sorted(p.iterators, key=row_of_iterator)
+    return body, [rename(it) for it in sorted(p.iterators, key=row_of_iterator)]

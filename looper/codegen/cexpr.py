@@ -1,6 +1,9 @@
 """Printing IR expressions and assignments as C, with minimal but order-preserving parentheses."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 from ..ir.rows import is_iterator_name
 from ..ir.program import (
     Affine, Assign, Binary, Bound, Call, Cast, Const, DType, Expr, IterRef, Load, MinMax, Select,
@@ -27,8 +30,26 @@ _UNARY = 7
 _ATOM = 9
 
 
+_VERBATIM: contextvars.ContextVar = contextvars.ContextVar("looper_verbatim_names", default=None)
+
+
+@contextlib.contextmanager
+def verbatim_names(users: dict[str, str] | None = None):
+    """Within this block `c_name` prints each program variable under the user's own name (the
+    name itself, or `users[name]`): code pasted into the user's C function names the variables as
+    declared there (looper's iterators get a prefix instead)."""
+    token = _VERBATIM.set(dict(users or {}))
+    try:
+        yield
+    finally:
+        _VERBATIM.reset(token)
+
+
 def c_name(name: str) -> str:
     """The C identifier of a program variable (AST loop iterators are c0, c1, ...: never shadow them)."""
+    users = _VERBATIM.get()
+    if users is not None:
+        return users.get(name, name)
     if name in C_TAKEN or is_iterator_name(name):
         return name + "_"
     return name
@@ -116,4 +137,4 @@ def c_bound(b: Bound, env: dict[str, str] | None = None) -> str:
     return b.render(env or {})
 
 
-__all__ = ["c_name", "c_expr", "c_assign", "c_access", "c_bound", "c_const", "MinMax"]
+__all__ = ["c_name", "verbatim_names", "c_expr", "c_assign", "c_access", "c_bound", "c_const", "MinMax"]

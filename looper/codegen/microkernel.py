@@ -32,7 +32,7 @@ from ..ir.rows import iterator_name
 from ..ir.schedule import Lowered, Microkernel
 from ..runtime.target import vector_bytes
 from .cexpr import c_access, c_const
-from .islexpr import isl_c
+from .islexpr import _same, isl_c
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class FullTiles:
     base_j: str
 
 
-def full_tiles(lowered: Lowered, mk: Microkernel, printed: tuple[int, ...]) -> FullTiles | None:
+def full_tiles(lowered: Lowered, mk: Microkernel, printed: tuple[int, ...], rename=_same) -> FullTiles | None:
     """The full-tile test and the tile origin for the reduction loop of `mk`, in terms of the
     loop rows `printed` (the enclosing loops whose iterators the C has: isl drops loops whose
     value is fixed, so a tile loop's iterator may not exist).  A tile is full when, at every k its
@@ -73,7 +73,7 @@ def full_tiles(lowered: Lowered, mk: Microkernel, printed: tuple[int, ...]) -> F
         lo, hi = bases.dim_min(d), bases.dim_max(d)
         if not lo.is_equal(hi):
             return None  # the origin is not a function of the printed loops
-        texts.append(isl_c(build.expr_from_pw_aff(lo)))
+        texts.append(isl_c(build.expr_from_pw_aff(lo), rename))
     reach = outer
     for d in reversed(range(mk.k)):
         if d not in printed:
@@ -82,7 +82,7 @@ def full_tiles(lowered: Lowered, mk: Microkernel, printed: tuple[int, ...]) -> F
         reach = reach.set_dim_name(isl.dim_type.set, k, iterator_name(row))
     reach = reach.move_dims(isl.dim_type.param, 0, isl.dim_type.set, 0, len(rows))
     full = bases.params().gist(reach.params()).coalesce()
-    condition = "1" if full.plain_is_universe() else isl_c(build.expr_from_set(full))
+    condition = "1" if full.plain_is_universe() else isl_c(build.expr_from_set(full), rename)
     return FullTiles(condition, texts[0], texts[1])
 
 
@@ -108,10 +108,11 @@ class KernelText:
     """The micro-kernel's C for one full tile of one statement."""
 
     def __init__(self, st: Statement, mk: Microkernel, iterator_text: dict[str, str], roles: tuple[str, str, str],
-                 tiles: FullTiles):
+                 tiles: FullTiles, rename=_same):
         self.st = st
         self.mk = mk
         self.origin = tiles
+        self.rename = rename
         self.roles = roles  # statement iterator names of (i, j, k)
         self.iterator_text = iterator_text  # every other iterator's C expression
         self.dtype = st.body.target.dtype
@@ -123,7 +124,7 @@ class KernelText:
         env = dict(self.iterator_text)
         env[i] = f"({self.origin.base_i} + {d})"
         env[j] = f"({self.origin.base_j} + {self.lanes * v})"
-        env[k] = iterator_name(self.mk.k)
+        env[k] = self.rename(iterator_name(self.mk.k))
         return env
 
     def vector(self, load: Load, env: dict[str, str]) -> str:
@@ -159,7 +160,7 @@ class KernelText:
         t = self.dtype.ctype
         width = self.lanes * self.dtype.nbytes
         target = self.st.body.target
-        it = iterator_name(self.mk.k)
+        it = self.rename(iterator_name(self.mk.k))
         lines: list[cgen.Generable] = [
             cgen.Line(f"typedef {t} looper_v __attribute__((vector_size({width})));"),
             cgen.Line(f"typedef {t} looper_vu __attribute__((vector_size({width}), aligned({self.dtype.nbytes}), "
@@ -187,6 +188,7 @@ def roles_of(lowered: Lowered, st: Statement, mk: Microkernel) -> tuple[str, str
     return out[0], out[1], out[2]
 
 
-def uses_iterators(text: str, rows: tuple[int, ...]) -> bool:
-    names = {iterator_name(r) for r in rows}
+def uses_iterators(text: str, rows: tuple[int, ...], rename=_same) -> bool:
+    """Whether C text mentions the iterator of any of the schedule rows `rows`."""
+    names = {rename(iterator_name(r)) for r in rows}
     return any(tok in names for tok in re.findall(r"[A-Za-z_]\w*", text))

@@ -154,3 +154,25 @@ def _compile_split(common: str, kernels: str, flags: tuple[str, ...], cc: str,
         return tmp / "prog"
 
     return Binary(cached_build(key, ".bin", build), key, all_flags)
+
+
+SHARED_FLAGS = ("-shared", "-fPIC")
+
+
+def compile_shared(source: str, headers: dict[str, str] | None = None, flags: tuple[str, ...] = OPT_FLAGS,
+                   cc: str = "gcc", timeout: float = 600) -> Binary:
+    """Compile a C file without `main` into a shared library (`-shared -fPIC`), cached by content
+    like programs.  `headers` are files written next to it (name -> text), part of the key."""
+    headers = dict(headers or {})
+    all_flags = tuple(flags) + SHARED_FLAGS
+    key = build_key(source + "".join(f"\0{n}\0{t}" for n, t in sorted(headers.items())), all_flags, cc)
+
+    def build(tmp: Path) -> Path:
+        for name, text in headers.items():
+            (tmp / name).write_text(text)
+        src = tmp / "lib.c"
+        src.write_text(source)
+        run_compiler([cc, *all_flags, str(src), "-o", str(tmp / "lib.so"), "-lm"], timeout, " ".join(all_flags))
+        return tmp / "lib.so"
+
+    return Binary(cached_build(key, ".so", build), key, all_flags)

@@ -1,0 +1,296 @@
+"""looper from Python: optimize a program (Python subset or C with `#pragma scop`), inspect the
+answer, get its C, and call it on NumPy arrays.
+
+    import looper
+    k = looper.optimize("gemm.py", size="LARGE")        # a path, or the program's text
+    print(k.describe(), k.speedup)
+    f = k.compile()                                      # a ctypes function, cached build
+    f(alpha=1.5, beta=1.2, C=C, A=A, B=B)                # NumPy arrays updated in place
+
+The command line (`looper optimize`) is a thin layer over `optimize`.  Every heavy import happens
+inside the functions, so `import looper` stays cheap.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from .errors import LooperUsageError
+
+C_SUFFIXES = (".c", ".h")
+
+
+def parse_defines(values: Iterable[str] | Mapping[str, int] | None) -> dict[str, int]:
+    """`-D NAME=V` size overrides of a Python program, from "NAME=V" strings or a mapping."""
+    if values is None:
+        return {}
+    if isinstance(values, Mapping):
+        values = [f"{k}={v}" for k, v in values.items()]
+    out: dict[str, int] = {}
+    for v in values:
+        name, eq, num = v.partition("=")
+        if not eq or not name.isidentifier():
+            raise LooperUsageError(f"-D expects NAME=INTEGER, got '{v}'")
+        try:
+            out[name] = int(num)
+        except ValueError:
+            raise LooperUsageError(f"-D {name}: '{num}' is not an integer") from None
+        if out[name] < 0:
+            raise LooperUsageError(f"-D {name}: sizes are non-negative")
+    return out
+
+
+def c_defines(values: Iterable[str] | Mapping[str, object] | None) -> tuple[str, ...]:
+    """Preprocessor defines of a C file, as gcc takes them ("NAME" or "NAME=V")."""
+    if values is None:
+        return ()
+    if isinstance(values, Mapping):
+        return tuple(f"{k}={v}" if v is not None else str(k) for k, v in values.items())
+    return tuple(values)
+
+
+def is_c_input(program: str | os.PathLike) -> bool:
+    if isinstance(program, str) and "\n" in program:
+        return "#pragma scop" in program
+    return Path(program).suffix in C_SUFFIXES
+
+
+def load_programs(program: str | os.PathLike, size: str | None = None, defines=None,
+                  includes: Iterable[str] = ()):
+    """A Python program (`Program`) or a parsed C file (`CFile`, one program per scop)."""
+    if is_c_input(program):
+        from .lang.c.cfile import cpp_flags_for, parse_c_file
+        flags = cpp_flags_for(size, c_defines(defines), tuple(includes))
+        if isinstance(program, str) and "\n" in program:
+            with tempfile.TemporaryDirectory(prefix="looper-src-") as tmp:
+                path = Path(tmp) / "kernel.c"
+                path.write_text(program)
+                return parse_c_file(str(path), flags + (f"-I{os.getcwd()}",))
+        return parse_c_file(str(program), flags)
+    from .lang.parse import parse_file, parse_source
+    if includes:
+        raise LooperUsageError("-I applies to C input only")
+    if isinstance(program, str) and "\n" in program:
+        return parse_source(program, "<string>", size, parse_defines(defines))
+    return parse_file(program, size, parse_defines(defines))
+
+
+@dataclass
+class Kernel:
+    """One optimized kernel: its program, the search's answer, and its C in every form."""
+
+    program: object  # ir.program.Program
+    result: object  # search.beam.SearchResult
+    evaluator: str
+    verified: list = field(default_factory=list)  # hybrid: the candidates measured
+    notes: list = field(default_factory=list)  # what the search did differently from what was asked
+    omp_env: object = None  # runtime.ompenv.OmpEnv the measurements were taken in (None: none taken)
+    environment: list = field(default_factory=list)  # the answer's speed in each OpenMP environment
+
+    @property
+    def schedule(self):
+        """The transformation sequence found (a `transforms.schedule.Schedule`)."""
+        return self.result.best
+
+    @property
+    def sequence(self) -> str:
+        return self.result.best.describe()
+
+    @property
+    def speedup(self) -> float | None:
+        """The answer's speedup over the original: measured with measure/hybrid, else predicted."""
+        return self.result.best_score.speedup
+
+    @property
+    def predicted(self) -> float | None:
+        sc = self.result.best_score
+        if sc.predicted is not None:
+            return sc.predicted
+        return sc.speedup if self.evaluator == "model" else None
+
+    @property
+    def measured(self) -> float | None:
+        sc = self.result.best_score
+        return sc.speedup if self.evaluator != "model" and sc.ok and sc.status == "ok" else None
+
+    def summary_lines(self) -> list[str]:
+        from .search.report import summary_lines
+        lines = summary_lines(self.program, self.result, self.evaluator)
+        for v in self.verified:
+            got = f"{v.measured.speedup:.2f}x" if v.measured.ok else v.measured.status
+            lines.append(f"  verified: predicted {v.predicted:.2f}x, measured {got}: {v.schedule.describe()}")
+        if self.omp_env is not None:
+            lines.append(f"  times taken in the OpenMP environment {self.omp_env.describe()}")
+        return lines + self.environment
+
+    def describe(self) -> str:
+        """The sequence, the speedup and the search's statistics, as `looper optimize` prints them."""
+        return "\n".join(self.summary_lines())
+
+    def explain(self) -> str:
+        from .search.report import explain_lines
+        return "\n".join(explain_lines(self.result))
+
+    def to_json(self) -> dict:
+        from .search.report import report_json
+        extra = {"verified": [{"sequence": v.schedule.describe(), "predicted": v.predicted,
+                               "measured": v.measured.speedup, "status": v.measured.status}
+                              for v in self.verified],
+                 "omp_env": self.omp_env.describe() if self.omp_env is not None else None,
+                 "environment": [line.strip() for line in self.environment], "notes": self.notes}
+        return report_json(self.program, self.result, self.evaluator, extra)
+
+    def program_c(self, bake_env: str = "") -> str:
+        """The complete C program; `bake_env` ("K=V ..."): OpenMP settings its `main` sets itself."""
+        from .codegen.harness import program_c
+        return program_c(self.program, [self.schedule.lowered], comments=[f"looper: {self.sequence}"],
+                         bake_env=bake_env)
+
+    @property
+    def c_source(self) -> str:
+        """The complete C program (PolyBench-style harness around the optimized kernel)."""
+        return self.program_c()
+
+    def function(self, name: str | None = None, original: bool = False, header_name: str | None = None):
+        """The kernel as a C function with a header (`codegen.function.FunctionCode`); `original`:
+        the program's own schedule, compiled the same way (for comparisons)."""
+        from .codegen.function import function_code
+        from .ir.schedule import original as original_schedule
+        lowered = original_schedule(self.program) if original else self.schedule.lowered
+        comment = "the original schedule" if original else self.sequence
+        return function_code(lowered, comment, name, header_name)
+
+    def compile(self, original: bool = False, flags: tuple[str, ...] | None = None):
+        """A callable running the kernel on NumPy arrays (`runtime.callable.KernelFunction`), built
+        as a shared library with `gcc -O3 -march=native -fopenmp` (or `flags`) in looper's cache."""
+        from .runtime.callable import KernelFunction
+        from .runtime.compile import OPT_FLAGS, compile_shared
+        code = self.function(original=original)
+        lib = compile_shared(code.source, {code.header_name: code.header}, tuple(flags or OPT_FLAGS))
+        return KernelFunction(lib.path, code)
+
+
+@dataclass
+class OptimizedFile:
+    """A C file whose scops were optimized: one `Kernel` per scop, and the file rewritten."""
+
+    cfile: object  # lang.c.cfile.CFile
+    kernels: list[Kernel]
+
+    @property
+    def path(self) -> str:
+        return self.cfile.path
+
+    @property
+    def source(self) -> str:
+        """The input file with each scop region replaced by looper's code (every other byte as it was)."""
+        from .codegen.inplace import inplace_source
+        return inplace_source(self.cfile, [k.schedule.lowered for k in self.kernels],
+                              [f"looper: {k.sequence}" for k in self.kernels])
+
+    c_source = source
+
+    @property
+    def speedup(self) -> float | None:
+        return self.kernels[0].speedup if len(self.kernels) == 1 else None
+
+    def summary_lines(self) -> list[str]:
+        lines = []
+        for scop, k in zip(self.cfile.scops, self.kernels):
+            lines.append(f"scop at {self.path}:{scop.begin_line} ({scop.function}):")
+            lines += ["  " + line for line in k.summary_lines()]
+        return lines
+
+    def describe(self) -> str:
+        return "\n".join(self.summary_lines())
+
+    def to_json(self) -> dict:
+        scops = []
+        for scop, k in zip(self.cfile.scops, self.kernels):
+            scops.append({"function": scop.function, "lines": [scop.begin_line, scop.end_line],
+                          "tuned_for": scop.size_vars, **k.to_json()})
+        return {"file": self.path, "cpp_flags": list(self.cfile.cpp_flags), "scops": scops}
+
+    def default_output(self) -> Path:
+        p = Path(self.path)
+        return p.with_name(p.stem + ".looper" + p.suffix)
+
+    def write(self, path: str | os.PathLike | None = None) -> Path:
+        """Write the rewritten file (default: FILE.looper.c next to FILE.c), bytes as read."""
+        out = Path(path) if path is not None else self.default_output()
+        data = self.source.encode("utf-8", "surrogateescape")
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, out)
+        return out
+
+    def compile(self, *args, **kwargs):
+        raise TypeError("a C file's scops run inside your own functions: build the rewritten file "
+                        "(.source, .write()) with your program")
+
+
+def optimize(program: str | os.PathLike, size: str | None = None, *, defines=None, includes: Iterable[str] = (),
+             evaluator: str = "model", beam: int = 3, max_affine: int | None = None, max_fusion: int = 2,
+             verify_top: int = 5, model=None, repeat: int = 3, threads: int | None = None,
+             timeout: float | None = None, db: str | None = None, memo: bool = True, explain: bool = False,
+             omp_env=None, report_environment: bool = False,
+             progress: Callable[[int, int], None] | None = None,
+             level_progress: Callable[[str, int, int], None] | None = None) -> Kernel | OptimizedFile:
+    """Search for a fast transformation sequence of a program; the options mirror `looper optimize`.
+
+    `program`: a path (`.py`: looper's Python subset; `.c`: C with `#pragma scop` regions) or the
+    program's text.  `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
+    size overrides {"N": 500} for Python; preprocessor defines ["LARGE_DATASET", "N=500"] for C,
+    with `includes` (-I directories).  `model`: weights to load (default: the shipped ones) or a
+    loaded (network, metadata) pair.  `omp_env`: the OpenMP environment measurements are taken
+    in (`runtime.ompenv`: an OmpEnv or "default", "tuned", "K=V ..."); `report_environment`: also
+    time the answer in the other one.  Returns a `Kernel` (Python) or an `OptimizedFile` (C)."""
+    from .runtime.ompenv import OmpEnv
+    env = omp_env if isinstance(omp_env, OmpEnv) else OmpEnv.parse(omp_env or "default")
+    from .search.factory import EVALUATORS
+    if evaluator not in EVALUATORS:
+        raise LooperUsageError(f"unknown evaluator '{evaluator}' (use {', '.join(EVALUATORS)})")
+    loaded = load_programs(program, size, defines, includes)
+    from .ir.program import Program
+    programs = [loaded] if isinstance(loaded, Program) else [s.program for s in loaded.scops]
+    store = None
+    if memo and evaluator != "model":
+        from .runtime.measurements import MeasurementStore
+        store = MeasurementStore(db)
+    net = None
+    if evaluator in ("model", "hybrid"):
+        if isinstance(model, tuple):  # already loaded: (network, metadata)
+            net = model
+        else:
+            from .costmodel.store import load_model
+            net = load_model(model)
+    kernels = []
+    for p in programs:
+        kernels.append(_search(p, evaluator, net, store, dict(
+            beam=beam, max_affine=max_affine, max_fusion=max_fusion, time_budget=timeout, explain=explain,
+            repeats=repeat, threads=threads, memoize=memo, verify_top=verify_top, omp_env=env), progress,
+            level_progress, report_environment))
+    if isinstance(loaded, Program):
+        return kernels[0]
+    return OptimizedFile(loaded, kernels)
+
+
+def _search(program, evaluator: str, model, store, options: dict, progress, level_progress,
+            report_environment: bool = False) -> Kernel:
+    from .poly.deps import compute_dependences
+    from .search.factory import search_from_options
+    from .search.report import environment_lines
+    deps = compute_dependences(program)
+    search = search_from_options(program, evaluator, model=model, store=store, progress=progress, **options)
+    result = search.run(deps, progress=level_progress, keep_open=True)
+    try:
+        lines = []
+        if report_environment and search.measure is not None and result.best.steps and result.best.lowered.parallel:
+            lines = environment_lines(program, search.measure, result.best)
+    finally:
+        search.close()
+    env = options.get("omp_env") if search.measure is not None else None
+    return Kernel(program, result, search.kind, list(search.verified), list(search.notes), env, lines)
