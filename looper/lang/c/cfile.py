@@ -130,51 +130,18 @@ def _line_starts(text: str) -> list[int]:
 
 def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed, loc: Locator,
           label: str, prefix: str, starts: list[int]) -> CScop:
+    """One scop region as a `Program` (arrays, specialized statements, looper's own init) and the
+    byte range of the user's file it replaces."""
     tree: ScopTree = lowering.run()
-    shapes = {}
-    for name, sym in tree.data.items():
-        if sym.ctype.is_array:
-            if any(d is None for d in sym.ctype.dims):
-                raise loc.error(sym.decl, f"array '{name}' is declared without an extent ({name}[]): looper "
-                                          "needs every extent to prove accesses stay inside it", name)
-            shapes[name] = tuple(lowering.affine(d, f"extent of array '{name}'") for d in sym.ctype.dims)
+    shapes = _shapes(tree, lowering, loc)
     sizes = size_values(lowering.sizes, pp.macros, loc)
-    for name, sym in tree.iterators.items():
-        where = site.read_after(name) if sym is not None else None
-        if where is not None:
-            what = "is a global" if sym.kind == "global" or sym.static else \
-                "may be read after the scop" + (f" (line {where.coord.line})" if isinstance(where, c_ast.ID) else "")
-            raise LooperSyntaxError(
-                f"'{name}', a loop variable of the scop, {what}: looper's code does not leave it at the "
-                f"value the original loops do (use a local, assigned before it is read again)",
-                pp.path, site.end_line, 1)
+    _check_iterators_dead(tree, site, pp)
     rename = internal_names(tree.data, prefix)
-    arrays: dict[str, Array] = {}
-    written = {rename[n] for n in tree.written if n in rename}
     declared = sorted(tree.data.items(), key=lambda kv: _declaration_order(kv[1], pp.path))
-    for name, sym in declared:
-        if name in shapes:
-            extent = tuple(s.evaluate(sizes) for s in shapes[name])
-            if any(e <= 0 for e in extent):
-                raise loc.error(sym.decl, f"array '{name}' has an extent {list(extent)} at sizes "
-                                          f"{_show(sizes)}", name)
-            shape = tuple(Affine.constant(e) for e in extent)  # sizes are constants (specialize.py)
-            arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, shape, extent, "param")
-        else:
-            # a scalar the scop writes and nothing reads after it is the kernel's own: the
-            # search may privatize it; any other scalar is state the caller sees
-            private = name in tree.written and sym.kind in ("local", "param") and not sym.static \
-                and not site.may_read_after(name)
-            arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, (), (), "local" if private else "param")
+    arrays = _arrays(declared, shapes, sizes, rename, tree, site, loc)
     nodes = Specializer(sizes, rename).nodes(tree.nodes)
-    try:
-        statements = extract_statements(nodes, arrays, {}, pp.path)
-    except LooperSyntaxError as e:  # say it in the user's terms: their names, their sizes
-        for user, internal in rename.items():
-            e.message = e.message.replace(f"{internal}[", f"{user}[")
-        if e.message.endswith("at sizes "):
-            e.message += _show(sizes)
-        raise
+    statements = _statements(nodes, arrays, rename, sizes, pp)
+    written = {rename[n] for n in tree.written if n in rename}
     outputs = tuple(Output(n) for n, a in arrays.items() if n in written and a.role == "param")
     if not outputs:
         raise LooperSyntaxError("the scop writes nothing that outlives it (every variable it writes is a "
@@ -190,13 +157,68 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
         kernel=nodes, statements=tuple(statements), outputs=outputs)
     begin = starts[site.begin_line - 1]
     end = starts[site.end_line] if site.end_line < len(starts) else len(pp.original)
-    inner_start = starts[site.begin_line]
-    inner_end = starts[site.end_line - 1]
-    inner = pp.original[inner_start:inner_end]
+    inner = pp.original[starts[site.begin_line]:starts[site.end_line - 1]]
     users = {internal: user for user, internal in rename.items() if internal != user}
     return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
                  dict(sizes), _indent(inner), _may_overlap(tree, [u for u, _ in declared if u in shapes]),
                  users)
+
+
+def _shapes(tree: ScopTree, lowering: ScopLowering, loc: Locator) -> dict[str, tuple]:
+    """Each array's extents as affine forms in the sizes (an array without one is refused)."""
+    shapes = {}
+    for name, sym in tree.data.items():
+        if sym.ctype.is_array:
+            if any(d is None for d in sym.ctype.dims):
+                raise loc.error(sym.decl, f"array '{name}' is declared without an extent ({name}[]): looper "
+                                          "needs every extent to prove accesses stay inside it", name)
+            shapes[name] = tuple(lowering.affine(d, f"extent of array '{name}'") for d in sym.ctype.dims)
+    return shapes
+
+
+def _check_iterators_dead(tree: ScopTree, site: ScopSite, pp: Preprocessed) -> None:
+    """A loop variable read after the scop is an error: looper's loops leave it elsewhere."""
+    for name, sym in tree.iterators.items():
+        where = site.read_after(name) if sym is not None else None
+        if where is not None:
+            what = "is a global" if sym.kind == "global" or sym.static else \
+                "may be read after the scop" + (f" (line {where.coord.line})" if isinstance(where, c_ast.ID) else "")
+            raise LooperSyntaxError(
+                f"'{name}', a loop variable of the scop, {what}: looper's code does not leave it at the "
+                f"value the original loops do (use a local, assigned before it is read again)",
+                pp.path, site.end_line, 1)
+
+
+def _arrays(declared, shapes, sizes, rename, tree: ScopTree, site: ScopSite, loc: Locator) -> dict[str, Array]:
+    """The scop's data as IR arrays and scalars, in declaration order."""
+    arrays: dict[str, Array] = {}
+    for name, sym in declared:
+        if name in shapes:
+            extent = tuple(s.evaluate(sizes) for s in shapes[name])
+            if any(e <= 0 for e in extent):
+                raise loc.error(sym.decl, f"array '{name}' has an extent {list(extent)} at sizes "
+                                          f"{_show(sizes)}", name)
+            shape = tuple(Affine.constant(e) for e in extent)  # sizes are constants (specialize.py)
+            arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, shape, extent, "param")
+        else:
+            # a scalar the scop writes and nothing reads after it is the kernel's own: the
+            # search may privatize it; any other scalar is state the caller sees
+            private = name in tree.written and sym.kind in ("local", "param") and not sym.static \
+                and not site.may_read_after(name)
+            arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, (), (), "local" if private else "param")
+    return arrays
+
+
+def _statements(nodes, arrays, rename, sizes, pp: Preprocessed):
+    """The polyhedral statements, errors said in the user's names and sizes."""
+    try:
+        return extract_statements(nodes, arrays, {}, pp.path)
+    except LooperSyntaxError as e:
+        for user, internal in rename.items():
+            e.message = e.message.replace(f"{internal}[", f"{user}[")
+        if e.message.endswith("at sizes "):
+            e.message += _show(sizes)
+        raise
 
 
 def _may_overlap(tree: ScopTree, names: list[str]) -> tuple[tuple[str, str], ...]:

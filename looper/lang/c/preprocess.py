@@ -304,6 +304,34 @@ def _top_level_items(toks: list[Token]):
 
 def _typedef_declarators(words: list[str], plain: dict[str, str]):
     """(name, plain type or None) for each declarator of `typedef <words>`."""
+    k, spec, simple = _typedef_specifiers(words, plain)
+    n = len(words)
+    while k < n:
+        name = None
+        plain_declarator = True
+        depth = 0
+        while k < n and not (depth == 0 and words[k] in (",", ";")):
+            w = words[k]
+            if w in ("(", "["):
+                depth += 1
+                plain_declarator = False
+            elif w in (")", "]"):
+                depth -= 1
+            elif w == "*":
+                plain_declarator = False
+            elif _is_ident(w) and name is None and w not in _QUALIFIERS:
+                name = w
+            elif _is_ident(w) and w not in _QUALIFIERS:
+                plain_declarator = False  # an attribute or array size after the name
+            k += 1
+        if name is not None:
+            yield name, (" ".join(spec) if simple and plain_declarator and spec else None)
+        k += 1
+
+
+def _typedef_specifiers(words: list[str], plain: dict[str, str]) -> tuple[int, list[str], bool]:
+    """Where the declarators of `typedef <words>` start, the type's plain arithmetic spelling
+    (words), and whether the type is plain arithmetic at all (not a struct, typeof, ...)."""
     n = len(words)
     k = 0
     spec: list[str] = []
@@ -344,27 +372,7 @@ def _typedef_declarators(words: list[str], plain: dict[str, str]):
             k += 1
             continue
         break
-    while k < n:
-        name = None
-        plain_declarator = True
-        depth = 0
-        while k < n and not (depth == 0 and words[k] in (",", ";")):
-            w = words[k]
-            if w in ("(", "["):
-                depth += 1
-                plain_declarator = False
-            elif w in (")", "]"):
-                depth -= 1
-            elif w == "*":
-                plain_declarator = False
-            elif _is_ident(w) and name is None and w not in _QUALIFIERS:
-                name = w
-            elif _is_ident(w) and w not in _QUALIFIERS:
-                plain_declarator = False  # an attribute or array size after the name
-            k += 1
-        if name is not None:
-            yield name, (" ".join(spec) if simple and plain_declarator and spec else None)
-        k += 1
+    return k, spec, simple
 
 
 def _skip(words: list[str], k: int) -> int:
