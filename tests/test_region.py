@@ -3,7 +3,7 @@ barriers only where isl says a dependence needs one; the same outputs at 1, 2 an
 from __future__ import annotations
 
 from looper.codegen.harness import program_c
-from looper.lang.parse import parse_file, parse_source
+from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.search.candidates import generate
 from looper.search.factory import search_from_options
@@ -11,29 +11,10 @@ from looper.transforms import ParallelRegion
 from looper.transforms.parallel import forks_more_than_once
 from looper.transforms.schedule import Schedule
 
-from conftest import kernel_path
+from conftest import ROOT, kernel_path
 from helpers import differential
 
-WAVE = '''
-SIZES = {"S": dict(T=12, N=50)}
-def init(T: int, N: int, U: f64[N, N], V: f64[N, N], W: f64[N, N]):
-    for i in range(N):
-        for j in range(N):
-            U[i, j] = f64((i * 7 + j * 3) % 11) / 11.0
-            V[i, j] = f64((i + 2 * j) % 5) / 5.0
-def kernel(T: int, N: int, U: f64[N, N], V: f64[N, N], W: f64[N, N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            for j in range(1, N - 1):
-                W[i, j] = 2.0 * U[i, j] - V[i, j] + 0.1 * (U[i - 1, j] + U[i + 1, j] + U[i, j - 1] + U[i, j + 1] - 4.0 * U[i, j])
-        for i in range(1, N - 1):
-            for j in range(1, N - 1):
-                V[i, j] = U[i, j]
-        for i in range(1, N - 1):
-            for j in range(1, N - 1):
-                U[i, j] = W[i, j]
-OUTPUTS = ["U", "V"]
-'''
+WAVE = ROOT / "benchmarks" / "programs" / "wave2d.py"  # a wave stencil: three nests in a time loop
 
 
 def _parallel(p):
@@ -43,7 +24,7 @@ def _parallel(p):
 
 
 def test_parallel_loops_in_a_time_loop_share_one_region(tmp_path):
-    p = parse_source(WAVE, "wave.py", "S")
+    p = parse_file(WAVE, "MINI")
     s, d = _parallel(p)
     assert forks_more_than_once(s.lowered)
     r = s.then(ParallelRegion())
@@ -66,7 +47,7 @@ def test_independent_loops_drop_their_barriers():
 
 
 def test_model_answers_get_a_region_when_they_fork_more_than_once():
-    p = parse_source(WAVE, "wave.py", "S")
+    p = parse_file(WAVE, "MINI")
     search = search_from_options(p, "model")
     assert search.policy.regions
     best = search.run(compute_dependences(p)).best
