@@ -66,6 +66,9 @@ class BenchConfig:
     # OpenMP environments timed in (`runtime.ompenv`): the first is the search's and the table's;
     # every system is timed in the others too (as `system@env`), in the same interleaved rounds
     omp_envs: list[OmpEnv] = field(default_factory=lambda: [DEFAULT_ENV])
+    # timed runs per candidate in a measuring search (None: 3; hybrid 1: the bench times its
+    # answer again anyway, with --repeat interleaved rounds)
+    search_repeats: int | None = None
 
     def systems(self, mode: str) -> list[str]:
         """The systems of one input mode, the baseline first."""
@@ -93,20 +96,22 @@ class Answer:
 def search(name: str, size: str, cfg: BenchConfig) -> Answer:
     """Parse the kernel at `size` and run looper's search on it (once for every input mode)."""
     program = parse_file(kernel_file(name), size)
-    schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads, cfg.omp_envs[0])
+    schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads, cfg.omp_envs[0],
+                                        cfg.search_repeats)
     return Answer(name, program, schedule, seconds)
 
 
 def choose_schedule(program: Program, evaluator: str, beam: int, threads: int,
-                    omp_env: OmpEnv = DEFAULT_ENV) -> tuple[Schedule, float]:
+                    omp_env: OmpEnv = DEFAULT_ENV, repeats: int | None = None) -> tuple[Schedule, float]:
     """looper's answer for one program: the search with the requested evaluator.  Hybrid only
     has to rank the model's 5 best (the bench times the winner itself, with --repeat runs): one
     timed run after the checked warm-up halves its cost at LARGE."""
     from ..search.factory import search_from_options
     deps = compute_dependences(program)
     t0 = time.perf_counter()
-    found = search_from_options(program, evaluator, beam=beam, threads=threads,
-                                repeats=1 if evaluator == "hybrid" else 3, omp_env=omp_env)
+    if repeats is None:
+        repeats = 1 if evaluator == "hybrid" else 3
+    found = search_from_options(program, evaluator, beam=beam, threads=threads, repeats=repeats, omp_env=omp_env)
     result = found.run(deps)
     return result.best, time.perf_counter() - t0
 
