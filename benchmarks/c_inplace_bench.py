@@ -35,6 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from looper.runtime.process import run_tool  # noqa: E402  (a timeout also stops pluto)
+
 SHARED = Path(os.environ.get("LOOPER_SHARED", ROOT.parent / "shared"))
 POLYCC = Path.home() / ".cache" / "looper-peers" / "pluto" / "bin" / "polycc"
 GCC_FLAGS = ["-O3", "-march=native", "-fopenmp"]
@@ -83,8 +85,8 @@ def prepare(k: Kernel, args, model, clang: str | None) -> None:
                 src = Path(tmp) / k.source.name
                 shutil.copy(k.source, src)
                 dst = Path(tmp) / f"{k.name}.pluto.c"
-                r = subprocess.run([args.polycc, src.name, "--tile", "--parallel", "-o", dst.name], cwd=tmp,
-                                   capture_output=True, text=True, timeout=args.pluto_timeout)
+                r = run_tool([args.polycc, src.name, "--tile", "--parallel", "-o", dst.name], args.pluto_timeout,
+                             cwd=tmp)
                 if r.returncode != 0 or not dst.exists():
                     k.status["pluto"] = "failed"
                     k.info["pluto"] = ((r.stderr or r.stdout).strip().splitlines() or ["no output"])[-1][:200]

@@ -32,6 +32,7 @@ from ..ir.program import Program
 from ..errors import LooperError
 from ..poly.deps import compute_dependences
 from ..poly.legality import innermost_is_parallel
+from ..runtime.process import run_tool
 from ..runtime.compile import OPT_FLAGS, Binary, CompileError, compile_c
 from ..ir.schedule import original
 from ..transforms.schedule import Schedule
@@ -218,8 +219,7 @@ def run_polycc(polycc: str, source: str, name: str, timeout: float = 600) -> Plu
         src, out = Path(tmp) / f"{name}.c", Path(tmp) / f"{name}.pluto.c"
         src.write_text(source)
         try:
-            r = subprocess.run(pluto_command(polycc, src, out), capture_output=True, text=True,
-                               timeout=timeout, cwd=tmp)
+            r = run_tool(pluto_command(polycc, src, out), timeout, cwd=tmp)
         except subprocess.TimeoutExpired:
             return PlutoOutput(None, f"pluto failed: polycc took over {timeout:.0f} s")
         if r.returncode != 0 or not out.exists():

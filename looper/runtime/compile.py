@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LooperError
+from .process import run_tool
 
 OPT_FLAGS = ("-O3", "-march=native", "-fopenmp")
 EXACT_FLAGS = ("-ffp-contract=off",)  # no FMA contraction: outputs comparable bit for bit
@@ -72,7 +73,7 @@ def run_compiler(cmd: list[str], timeout: float, what: str) -> None:
     """Run one compiler command; a CompileError (DataTooLarge for a link the static arrays
     outgrew) with the compiler's first 30 lines of errors when it fails."""
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        res = run_tool(cmd, timeout)
     except subprocess.TimeoutExpired:
         raise CompileError(f"{cmd[0]} took longer than {timeout:.0f} s") from None
     if res.returncode != 0:
