@@ -57,9 +57,14 @@ def parse_source(source: str, filename: str = "<string>", size: str | None = Non
 
 def available_sizes(path: str | Path) -> list[str]:
     """The dataset labels a program file declares in SIZES."""
-    p = _Parser(Path(path).read_text(), str(path))
+    return list(declared_sizes(Path(path).read_text(), str(path)))
+
+
+def declared_sizes(source: str, filename: str = "<string>") -> dict[str, dict[str, int]]:
+    """A program's SIZES table: dataset label -> size values."""
+    p = _Parser(source, filename)
     p.module_parts()
-    return list(p.sizes_table)
+    return p.sizes_table
 
 
 @dataclass
