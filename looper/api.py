@@ -60,7 +60,17 @@ def is_c_input(program: str | os.PathLike) -> bool:
 
 def load_programs(program: str | os.PathLike, size: str | None = None, defines=None,
                   includes: Iterable[str] = ()):
-    """A Python program (`Program`) or a parsed C file (`CFile`, one program per scop)."""
+    """A Python program (`Program`) or a parsed C file (`CFile`, one program per scop), at sizes
+    the machine can run (`ir.resources`: memory, C int ranges; a usage error otherwise)."""
+    from .ir.resources import check_resources
+    loaded = _load(program, size, defines, includes)
+    for p, sizes in ([(loaded, None)] if not hasattr(loaded, "scops") else
+                     [(s.program, s.size_vars) for s in loaded.scops]):
+        check_resources(p, sizes)
+    return loaded
+
+
+def _load(program: str | os.PathLike, size: str | None, defines, includes: Iterable[str]):
     if is_c_input(program):
         from .lang.c.cfile import cpp_flags_for, parse_c_file
         flags = cpp_flags_for(size, c_defines(defines), tuple(includes))
