@@ -92,8 +92,11 @@ def cached_build(key: str, suffix: str, build) -> Path:
     with tempfile.TemporaryDirectory(prefix="looper-cc-") as tmp:
         product = build(Path(tmp))
         partial = out_dir / f".{key}.{os.getpid()}.tmp"
-        shutil.copy2(product, partial)
-        os.replace(partial, target)
+        try:
+            shutil.copy2(product, partial)
+            os.replace(partial, target)
+        finally:  # interrupted between the copy and the rename: no stray partial file
+            partial.unlink(missing_ok=True)
     return target
 
 
