@@ -244,3 +244,12 @@ def test_cflags_and_cc_options(tmp_path):
     v = json.loads((tmp_path / "r.json").read_text())["verification"]
     assert v["toolchain"] == "gcc -O2 -fopenmp"
     assert replace(Toolchain(), cc="clang").describe().startswith("clang -O3")
+
+
+def test_a_program_whose_statements_never_run_is_measured_not_predicted():
+    """Found by fuzzing (`looper optimize jacobi_1d.py -D TSTEPS=0` ended in an isl traceback in
+    the cost model's features): a statement that never runs at these sizes cannot be described to
+    the model, so the search measures instead, and says so."""
+    k = looper.optimize(kernel_path("jacobi_1d"), size="MINI", defines={"TSTEPS": 0})
+    assert k.evaluator == "measure" and any("never run" in n for n in k.notes)
+    assert k.sequence == "original"

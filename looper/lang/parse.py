@@ -6,6 +6,7 @@ The file is never imported or executed.  Every construct outside the language is
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,7 +111,9 @@ class _Parser:
     # -- module level ----------------------------------------------------------------------------
     def module_parts(self) -> None:
         try:
-            tree = ast.parse(self.source, self.file)
+            with warnings.catch_warnings():  # Python's own warnings about the text are not looper's errors
+                warnings.simplefilter("ignore")
+                tree = ast.parse(self.source, self.file)
         except SyntaxError as e:
             raise LooperSyntaxError(f"invalid Python syntax: {e.msg}", self.file, e.lineno,
                                     e.offset) from None

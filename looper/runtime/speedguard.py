@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import statistics
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..ir.program import Program
 from ..ir.schedule import Lowered, original
+from ..codegen.harness import split_program_c
 from .builder import ProgramBuilder
-from .compile import CompileError
+from .compile import Binary, CompileError, compile_split
 from .limits import TimeLimits
 from .ompenv import DEFAULT_ENV, OmpEnv
 from .run import run_binary, runs_per_process, time_interleaved
@@ -74,13 +76,33 @@ class SpeedGuard:
         self.limits = TimeLimits()
         self.baseline: float | None = None  # the probe's kernel time
         self.skipped: str | None = None  # why answers are not timed (the original is too long)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: tuple[tuple, Future] | None = None  # (identity, build) started by `prepare`
+
+    def prepare(self, lowered: Lowered) -> None:
+        """Start compiling `lowered` with the original in the background (the C is generated
+        here, gcc runs in a thread): the build overlaps the answer's verification at the small size,
+        which is most of what the guard would otherwise wait for."""
+        common, kernels = split_program_c(self.program, [original(self.program), lowered])
+        self._pool = self._pool or ThreadPoolExecutor(max_workers=1)
+        flags, cc = self.builder.flags, self.builder.cc
+        self._pending = (lowered.identity, self._pool.submit(compile_split, common, kernels, flags, cc))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    def _binary(self, lowered: Lowered) -> Binary:
+        if self._pending is not None and self._pending[0] == lowered.identity:
+            return self._pending[1].result()
+        return self.builder.build([original(self.program), lowered])
 
     def time(self, lowered: Lowered) -> GuardResult:
         """`lowered` and the original timed interleaved (after a probe of the original, once)."""
         if ProgramBuilder.code(lowered) == ProgramBuilder.code(original(self.program)):
             return GuardResult(True, 1.0, detail="the answer prints the original's code")
         try:
-            binary = self.builder.build([original(self.program), lowered])
+            binary = self._binary(lowered)
         except CompileError as e:
             return GuardResult(False, detail="not timed: " + str(e).splitlines()[0])
         if self.baseline is None and self.skipped is None:

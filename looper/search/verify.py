@@ -116,6 +116,10 @@ def check_answer(program: Program, result: SearchResult, kind: str, policy: Sear
     if not options.verify:
         check.skipped = "--no-verify"
     session = _Session(program, resized, index, options, check, guard=kind == "model" and options.speed_guard)
+    if session.guard is not None and result.best.steps:
+        t0 = time.perf_counter()
+        session.guard.prepare(result.best.lowered)  # gcc runs while the answer is verified
+        check.guard_seconds += time.perf_counter() - t0
     try:
         chosen = None
         for schedule, score in _candidates(result, kind, policy, deps, verified, options.max_alternatives):
@@ -170,6 +174,8 @@ class _Session:
     def close(self) -> None:
         for c in self.checkers.values():
             c.close()
+        if self.guard is not None:
+            self.guard.close()
 
     def accepts(self, schedule: Schedule) -> bool:
         """Whether `schedule` may be written: it verifies (when asked) and is not slower than the
