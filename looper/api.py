@@ -60,7 +60,17 @@ def is_c_input(program: str | os.PathLike) -> bool:
 
 def load_programs(program: str | os.PathLike, size: str | None = None, defines=None,
                   includes: Iterable[str] = ()):
-    """A Python program (`Program`) or a parsed C file (`CFile`, one program per scop)."""
+    """A Python program (`Program`) or a parsed C file (`CFile`, one program per scop), at sizes
+    the machine can run (`ir.resources`: memory, C int ranges; a usage error otherwise)."""
+    from .ir.resources import check_resources
+    loaded = _load(program, size, defines, includes)
+    for p, sizes in ([(loaded, None)] if not hasattr(loaded, "scops") else
+                     [(s.program, s.size_vars) for s in loaded.scops]):
+        check_resources(p, sizes)
+    return loaded
+
+
+def _load(program: str | os.PathLike, size: str | None, defines, includes: Iterable[str]):
     if is_c_input(program):
         from .lang.c.cfile import cpp_flags_for, parse_c_file
         flags = cpp_flags_for(size, c_defines(defines), tuple(includes))
@@ -89,6 +99,7 @@ class Kernel:
     notes: list = field(default_factory=list)  # what the search did differently from what was asked
     omp_env: object = None  # runtime.ompenv.OmpEnv the measurements were taken in (None: none taken)
     environment: list = field(default_factory=list)  # the answer's speed in each OpenMP environment
+    check: object = None  # search.verify.AnswerCheck: verification and the speed guard (None: not run)
 
     @property
     def schedule(self):
@@ -124,6 +135,8 @@ class Kernel:
             lines.append(f"  verified: predicted {v.predicted:.2f}x, measured {got}: {v.schedule.describe()}")
         if self.omp_env is not None:
             lines.append(f"  times taken in the OpenMP environment {self.omp_env.describe()}")
+        if self.check is not None:
+            lines += self.check.lines()
         return lines + self.environment
 
     def describe(self) -> str:
@@ -141,6 +154,10 @@ class Kernel:
                               for v in self.verified],
                  "omp_env": self.omp_env.describe() if self.omp_env is not None else None,
                  "environment": [line.strip() for line in self.environment], "notes": self.notes}
+        if self.check is not None:
+            extra["verification"] = self.check.to_json()
+            extra["verify_seconds"] = extra["verification"]["verify_seconds"]
+            extra["speed_guard"] = extra["verification"]["speed_guard"]
         return report_json(self.program, self.result, self.evaluator, extra)
 
     def program_c(self, bake_env: str = "") -> str:
@@ -220,12 +237,9 @@ class OptimizedFile:
 
     def write(self, path: str | os.PathLike | None = None) -> Path:
         """Write the rewritten file (default: FILE.looper.c next to FILE.c), bytes as read."""
+        from .fileio import write_bytes
         out = Path(path) if path is not None else self.default_output()
-        data = self.source.encode("utf-8", "surrogateescape")
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, out)
-        return out
+        return write_bytes(out, self.source.encode("utf-8", "surrogateescape"))
 
     def compile(self, *args, **kwargs):
         raise TypeError("a C file's scops run inside your own functions: build the rewritten file "
@@ -236,7 +250,8 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
              evaluator: str = "model", beam: int = 3, max_affine: int | None = None, max_fusion: int = 2,
              verify_top: int = 5, model=None, repeat: int = 3, threads: int | None = None,
              timeout: float | None = None, db: str | None = None, memo: bool = True, explain: bool = False,
-             omp_env=None, report_environment: bool = False,
+             omp_env=None, report_environment: bool = False, cc: str = "gcc",
+             cflags: str | Iterable[str] | None = None, verify: bool = True, speed_guard: bool = True,
              progress: Callable[[int, int], None] | None = None,
              level_progress: Callable[[str, int, int], None] | None = None) -> Kernel | OptimizedFile:
     """Search for a fast transformation sequence of a program; the options mirror `looper optimize`.
@@ -247,15 +262,21 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
     with `includes` (-I directories).  `model`: weights to load (default: the shipped ones) or a
     loaded (network, metadata) pair.  `omp_env`: the OpenMP environment measurements are taken
     in (`runtime.ompenv`: an OmpEnv or "default", "tuned", "K=V ..."); `report_environment`: also
-    time the answer in the other one.  Returns a `Kernel` (Python) or an `OptimizedFile` (C)."""
+    time the answer in the other one.  `cc`, `cflags` (default -O3 -march=native -fopenmp): what
+    the answer will be built with; it is verified with them at a small size before it is
+    returned (`verify=False`: not), and with the model evaluator timed against the original when
+    that is short (`speed_guard=False`: not); see `search.verify`.  Returns a `Kernel` (Python)
+    or an `OptimizedFile` (C)."""
     from .runtime.ompenv import OmpEnv
     env = omp_env if isinstance(omp_env, OmpEnv) else OmpEnv.parse(omp_env or "default")
     from .search.factory import EVALUATORS
     if evaluator not in EVALUATORS:
         raise LooperUsageError(f"unknown evaluator '{evaluator}' (use {', '.join(EVALUATORS)})")
+    checking = _verify_options(cc, cflags, threads, env, verify, speed_guard)
     loaded = load_programs(program, size, defines, includes)
     from .ir.program import Program
     programs = [loaded] if isinstance(loaded, Program) else [s.program for s in loaded.scops]
+    resized = _resized(loaded, checking)
     store = None
     if memo and evaluator != "model":
         from .runtime.measurements import MeasurementStore
@@ -268,29 +289,57 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
             from .costmodel.store import load_model
             net = load_model(model)
     kernels = []
-    for p in programs:
+    for k, p in enumerate(programs):
         kernels.append(_search(p, evaluator, net, store, dict(
             beam=beam, max_affine=max_affine, max_fusion=max_fusion, time_budget=timeout, explain=explain,
             repeats=repeat, threads=threads, memoize=memo, verify_top=verify_top, omp_env=env), progress,
-            level_progress, report_environment))
+            level_progress, report_environment, (checking, resized, k)))
     if isinstance(loaded, Program):
         return kernels[0]
     return OptimizedFile(loaded, kernels)
 
 
+def _verify_options(cc: str, cflags, threads: int | None, env, verify: bool, speed_guard: bool):
+    """`search.verify.VerifyOptions` from optimize's arguments; the compiler must exist."""
+    from .runtime.compile import compiler_id
+    from .runtime.verify import Toolchain
+    from .search.verify import VerifyOptions
+    toolchain = Toolchain.parse(cc, cflags)
+    if verify or speed_guard:
+        compiler_id(toolchain.cc)  # a LooperError naming it when it is not installed
+    return VerifyOptions(toolchain, threads, env, verify, speed_guard)
+
+
+def _resized(loaded, checking):
+    """The programs at the verification size (`lang.resize`), when answers are verified."""
+    from .ir.program import Program
+    from .lang.resize import Resized, smaller_c, smaller_python
+    programs = (loaded,) if isinstance(loaded, Program) else tuple(s.program for s in loaded.scops)
+    if not checking.verify:
+        return Resized(programs, "")
+    return smaller_python(loaded) if isinstance(loaded, Program) else smaller_c(loaded)
+
+
 def _search(program, evaluator: str, model, store, options: dict, progress, level_progress,
-            report_environment: bool = False) -> Kernel:
+            report_environment: bool = False, checking: tuple | None = None) -> Kernel:
+    """Search one program, check its answer (`search.verify`), report its environments."""
     from .poly.deps import compute_dependences
     from .search.factory import search_from_options
     from .search.report import environment_lines
+    from .search.verify import check_answer
     deps = compute_dependences(program)
     search = search_from_options(program, evaluator, model=model, store=store, progress=progress, **options)
     result = search.run(deps, progress=level_progress, keep_open=True)
+    check = None
     try:
+        if checking is not None:
+            verify_options, resized, index = checking
+            result, check = check_answer(program, result, search.kind, search.policy, deps, resized, index,
+                                         verify_options, search.verified)
         lines = []
         if report_environment and search.measure is not None and result.best.steps and result.best.lowered.parallel:
             lines = environment_lines(program, search.measure, result.best)
     finally:
         search.close()
     env = options.get("omp_env") if search.measure is not None else None
-    return Kernel(program, result, search.kind, list(search.verified), list(search.notes), env, lines)
+    return Kernel(program, result, search.kind, list(search.verified), list(search.notes), env, lines, check)

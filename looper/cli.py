@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .errors import LooperError, LooperUsageError
+from .fileio import write_text
 
 
 def _friendly(fn):
@@ -96,7 +97,7 @@ def compile_cmd(file: str, size: str | None, defines: tuple[str, ...], includes:
     program = load_program(file, size, defines, includes)
     text = program_c(program, [original(program)])
     if output:
-        Path(output).write_text(text)
+        write_text(output, text)
     else:
         click.echo(text, nl=False)
 
@@ -175,13 +176,24 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 @click.option("--bake-omp-env", is_flag=True,
               help="The written program sets the tuned OpenMP settings (or --omp-env's) for itself, unless "
                    "the user's environment sets them.")
+@click.option("--cc", default="gcc", show_default=True, metavar="COMPILER",
+              help="The compiler you will build the output with: the answer is verified with it.")
+@click.option("--cflags", default=" ".join(("-O3", "-march=native", "-fopenmp")), show_default=True,
+              metavar="FLAGS", help="The flags you will build the output with: the answer is verified with them.")
+@click.option("--no-verify", is_flag=True,
+              help="Write the answer without building and running it first (at a small size, at 2 and 4 "
+                   "threads, outputs compared exactly with the original's).")
+@click.option("--no-speed-guard", is_flag=True,
+              help="With the model evaluator: do not time the answer against the original (done when one "
+                   "run of the original takes under a second; a slower answer is never written).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_friendly
 def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...], beam: int,
                  max_affine: int | None, max_fusion: int, evaluator: str, verify_top: int,
                  model_path: str | None, repeat: int, threads: int | None,
                  timeout: float | None, db: str | None, no_memo: bool, output: str | None, emit: str,
-                 json_out: str | None, explain: bool, omp_env: str, bake_omp_env: bool, quiet: bool) -> None:
+                 json_out: str | None, explain: bool, omp_env: str, bake_omp_env: bool, cc: str, cflags: str,
+                 no_verify: bool, no_speed_guard: bool, quiet: bool) -> None:
     """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
@@ -203,7 +215,8 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
         answer = optimize(file, size, defines=defines, includes=includes, evaluator=evaluator, beam=beam,
                           max_affine=max_affine, max_fusion=max_fusion, verify_top=verify_top,
                           model=model_path, repeat=repeat, threads=threads, timeout=timeout, db=db,
-                          memo=not no_memo, explain=explain, omp_env=env, report_environment=True,
+                          memo=not no_memo, explain=explain, omp_env=env, report_environment=True, cc=cc,
+                          cflags=cflags, verify=not no_verify, speed_guard=not no_speed_guard,
                           progress=progress.candidate, level_progress=progress.level)
     for k in getattr(answer, "kernels", [answer]):
         for note in k.notes:
@@ -221,13 +234,13 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
         out = Path(output) if output else Path(file).with_suffix(".looper.c")
         header = out.with_suffix(".h")
         code = answer.function(header_name=header.name)
-        out.write_text(code.source)
-        header.write_text(code.header)
+        write_text(out, code.source)
+        write_text(header, code.header)
         click.echo(f"wrote {out} and {header}: {code.signature()}")
     elif output:
-        Path(output).write_text(answer.program_c(bake_env=baked))
+        write_text(output, answer.program_c(bake_env=baked))
     if json_out:
-        Path(json_out).write_text(json.dumps(answer.to_json(), indent=1))
+        write_text(json_out, json.dumps(answer.to_json(), indent=1))
 
 
 @main.command("datagen")
@@ -570,7 +583,7 @@ def machine_cmd(threads: int | None, json_out: str | None, quick: bool) -> None:
             peaks.save_limits(limits)
     Console(width=None if sys.stdout.isatty() else 160).print(_machine_table(report))
     if json_out:
-        Path(json_out).write_text(json.dumps(report.to_json(), indent=1))
+        write_text(json_out, json.dumps(report.to_json(), indent=1))
 
 
 def _machine_table(report):

@@ -6,8 +6,11 @@ has no time (a status and its detail), and looper's sequence.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.table import Table
 
+from ..fileio import atomic_path
 from ..runtime.peaks import Limits
 from .results import KernelResult, SystemResult, summary
 
@@ -111,7 +114,8 @@ def plot(results: list[KernelResult], systems: list[str], path, baseline: str = 
         _bars(ax, per_mode[m], [s for s in systems if s != baseline and any(s in r.systems for r in per_mode[m])],
               baseline, m)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format=Path(path).suffix[1:] or "png")
     plt.close(fig)
 
 

@@ -12,6 +12,8 @@ import statistics
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from ..fileio import atomic_path
+
 INPUTS = ("scop", "native")
 
 
@@ -141,8 +143,8 @@ CSV_COLUMNS = ["kernel", "size", "input", "system", "status", "median_s", "min_s
 
 
 def write_csv(results: list[KernelResult], path: str | Path) -> None:
-    """One row per (kernel, size, input, system)."""
-    with open(path, "w", newline="") as f:
+    """One row per (kernel, size, input, system); the file is written whole or not at all."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
         for r in results:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..fileio import atomic_path
 from ..runtime.peaks import Limits
 from .results import KernelResult
 
@@ -61,7 +62,8 @@ def plot_roofline(results: list[KernelResult], limits: Limits, path: str | Path,
     ax.grid(True, which="both", linewidth=0.3, alpha=0.5)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=130, format=Path(path).suffix[1:] or "png")
     plt.close(fig)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import LooperUsageError
+from ..fileio import write_text
 from ..runtime.machine import cpu_model, load_average
 from ..runtime.peaks import limits_for_bench
 from . import native, peers
@@ -97,8 +98,8 @@ class ResultsFile:
 
     def write(self, results: list[KernelResult], cfg: BenchConfig) -> None:
         """Write all `results` (the whole run, at its end)."""
-        if self.path is not None:
-            self.path.write_text(json.dumps(to_json(results, meta(cfg)), indent=1))
+        if self.path is not None:  # whole or not at all: an interrupt leaves the previous file
+            write_text(self.path, json.dumps(to_json(results, meta(cfg)), indent=1))
 
 
 def reusable(previous: list[KernelResult], cfg: BenchConfig) -> dict[tuple[str, str, str], KernelResult]:
@@ -141,7 +142,7 @@ def write_outputs(results: list[KernelResult], cfg: BenchConfig, csv_path: str |
     if roofline_path and not cfg.check_only and cfg.limits is not None:
         roofline.plot_roofline(results, cfg.limits, roofline_path)
     if baseline_path:
-        Path(baseline_path).write_text(json.dumps(baseline_json(results), indent=1))
+        write_text(baseline_path, json.dumps(baseline_json(results), indent=1))
 
 
 # -- the exit status ----------------------------------------------------------------------------------------

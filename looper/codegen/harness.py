@@ -22,6 +22,7 @@ from ..ir.program import Array, Assign, DType, Guard, Loop, Node, Program
 from ..ir.schedule import Lowered
 from .ast import kernel_body
 from .cexpr import c_assign, c_bound, c_name
+from .storage import byte_count, heap_arrays, pointer_declarator
 
 # Bumped whenever how a run is timed changes: part of every measurement's memo key, and recorded
 # with every collected data point.  2: arrays are touched before the first timed run, and
@@ -45,9 +46,16 @@ def _void_fn(name: str) -> cgen.Generable:
     return cgen.Line(f"static void {name}(void)")
 
 
-def _decl(a: Array, env: dict[str, str]) -> str:
-    dims = "".join(f"[{c_bound(s, env)}]" for s in a.shape)
-    return f"{a.dtype.ctype} {c_name(a.name)}{dims}"
+def _decl(a: Array, env: dict[str, str], on_heap: bool = False) -> str:
+    dims = [c_bound(s, env) for s in a.shape]
+    if on_heap:  # a pointer to the array's rows (codegen.storage), indexed as the array is
+        return f"{a.dtype.ctype} {pointer_declarator(c_name(a.name), dims)}"
+    return f"{a.dtype.ctype} {c_name(a.name)}{''.join(f'[{d}]' for d in dims)}"
+
+
+def _bytes(a: Array, env: dict[str, str], heap: frozenset[str]) -> str:
+    """The C expression of an array's (or scalar's) size in bytes."""
+    return byte_count(c_name(a.name), c_bound(a.shape[0], env) if a.rank else "", a.name in heap)
 
 
 def _size_env(program: Program) -> dict[str, str]:
@@ -106,6 +114,7 @@ def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list
 def _outputs_io(program: Program) -> list[cgen.Generable]:
     """save_outputs / check_outputs: the raw output arrays of a reference run, and a comparison
     against them (relative 1e-7 for f64, 5e-4 for f32, exact for integers; -1 if unreadable)."""
+    env, heap = _size_env(program), heap_arrays(program)
     save: list[cgen.Generable] = [cgen.Statement('FILE *f = fopen(path, "wb")'),
                                   cgen.If("!f", cgen.Statement("return 1"))]
     check: list[cgen.Generable] = [cgen.Statement('FILE *f = fopen(path, "rb")'),
@@ -116,7 +125,8 @@ def _outputs_io(program: Program) -> list[cgen.Generable]:
         n = c_name(a.name)
         ref = n if a.rank else f"&{n}"
         t = a.dtype.ctype
-        save.append(cgen.If(f"fwrite({ref}, sizeof({n}), 1, f) != 1",
+        size = _bytes(a, env, heap)
+        save.append(cgen.If(f"fwrite({ref}, {size}, 1, f) != 1",
                             cgen.Block([cgen.Statement("fclose(f)"), cgen.Statement("return 1")])))
         if a.dtype.is_float:
             # FMA contraction may differ between loop orders: allow a few ulps per operation
@@ -132,10 +142,10 @@ def _outputs_io(program: Program) -> list[cgen.Generable]:
         else:
             body = [cgen.For("long i = 0", "i < cnt", "i++", cgen.If("g[i] != r[i]", cgen.Statement("bad++")))]
         check.append(cgen.Block([
-            cgen.Statement(f"long cnt = sizeof({n}) / sizeof({t})"),
-            cgen.Statement(f"{t} *r = malloc(sizeof({n}))"),
+            cgen.Statement(f"long cnt = {size} / sizeof({t})"),
+            cgen.Statement(f"{t} *r = malloc({size})"),
             cgen.Statement(f"const {t} *g = (const {t} *){ref}"),
-            cgen.If(f"!r || fread(r, sizeof({n}), 1, f) != 1",
+            cgen.If(f"!r || fread(r, {size}, 1, f) != 1",
                     cgen.Block([cgen.Statement("fclose(f)"), cgen.Statement("free(r)"),
                                 cgen.Statement("return -1")])),
             *body,
@@ -186,26 +196,37 @@ def _dump(program: Program, env: dict[str, str]) -> cgen.FunctionBody:
 def _state(program: Program) -> list[cgen.Generable]:
     """save_state/restore_state: copies of every kernel variable, so repeated runs start equal."""
     arrays = [a for a in program.arrays.values() if a.role == "param"]
+    env, heap = _size_env(program), heap_arrays(program)
     save, restore, decls = [], [], []
     for a in arrays:
         n = c_name(a.name)
         ref = n if a.rank else f"&{n}"
+        size = _bytes(a, env, heap)
         decls.append(cgen.Statement(f"static void *looper_saved_{a.name}"))
-        save += [cgen.Statement(f"looper_saved_{a.name} = malloc(sizeof({n}))"),
+        save += [cgen.Statement(f"looper_saved_{a.name} = malloc({size})"),
                  cgen.If(f"!looper_saved_{a.name}",
                          cgen.Block([cgen.Statement('perror("malloc")'), cgen.Statement("exit(3)")])),
-                 cgen.Statement(f"memcpy(looper_saved_{a.name}, {ref}, sizeof({n}))")]
-        restore.append(cgen.Statement(f"memcpy({ref}, looper_saved_{a.name}, sizeof({n}))"))
+                 cgen.Statement(f"memcpy(looper_saved_{a.name}, {ref}, {size})")]
+        restore.append(cgen.Statement(f"memcpy({ref}, looper_saved_{a.name}, {size})"))
     # Arrays that init never writes live on the zero page until their first write: without this
     # the first timed run pays a page fault per 4 KB of output (seen: first runs 2-3.5x slower
     # than the next ones, so good candidates were cut off as "slow" after their first run).
-    touch = [cgen.Statement(f"memset({c_name(a.name) if a.rank else '&' + c_name(a.name)}, 0, "
-                            f"sizeof({c_name(a.name)}))")
-             for a in program.arrays.values() if a.role in ("param", "init")]
+    touch = [s for a in program.arrays.values() if a.role in ("param", "init") for s in _touch(a, env, heap)]
     fn = lambda name, body: cgen.FunctionBody(  # noqa: E731
         _void_fn(name), cgen.Block(body))
     return decls + [fn("first_touch", touch or [cgen.Statement("return")]), cgen.Line(),
                     fn("save_state", save), cgen.Line(), fn("restore_state", restore)]
+
+
+def _touch(a: Array, env: dict[str, str], heap: frozenset[str]) -> list[cgen.Generable]:
+    """Map every page of one array (allocate it first when it lives on the heap)."""
+    n = c_name(a.name)
+    out: list[cgen.Generable] = []
+    if a.name in heap:
+        out.append(cgen.If(f"posix_memalign((void **)&{n}, 64, {_bytes(a, env, heap)}) != 0",
+                           cgen.Block([cgen.Statement('perror("posix_memalign")'), cgen.Statement("exit(3)")])))
+    out.append(cgen.Statement(f"memset({n if a.rank else '&' + n}, 0, {_bytes(a, env, heap)})"))
+    return out
 
 
 def _header(program: Program, comment: str, bake_env: str = "") -> list[cgen.Generable]:
@@ -221,12 +242,12 @@ def _header(program: Program, comment: str, bake_env: str = "") -> list[cgen.Gen
 
 def _arrays(program: Program, storage: str, roles: tuple[str, ...]) -> list[cgen.Generable]:
     """Array and scalar globals: `static` (one file), definitions or `extern` declarations."""
-    env = _size_env(program)
+    env, heap = _size_env(program), heap_arrays(program)
     out: list[cgen.Generable] = []
     for a in program.arrays.values():
         if a.role in roles:
-            align = " __attribute__((aligned(64)))" if a.rank else ""
-            out.append(cgen.Statement(f"{storage}{_decl(a, env)}{align}"))
+            align = " __attribute__((aligned(64)))" if a.rank and a.name not in heap else ""
+            out.append(cgen.Statement(f"{storage}{_decl(a, env, a.name in heap)}{align}"))
     out.append(cgen.Line())
     return out
 

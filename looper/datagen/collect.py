@@ -151,6 +151,15 @@ class DatasetWriter:
         self.per_part = programs_per_part
         self.pending: list[dict] = []
         self.pending_programs = 0
+        self._remove_stale_parts()
+
+    def _remove_stale_parts(self) -> None:
+        """Temporary parts of writers killed before their rename (kill -9 in `flush`): their
+        programs are not done and will be collected again, so the files are only litter."""
+        for tmp in self.dir.glob(".points-*.tmp"):
+            pid = tmp.name.split(".")[-2]
+            if pid.isdigit() and not _alive(int(pid)):
+                tmp.unlink(missing_ok=True)
 
     def parts(self) -> list[Path]:
         return sorted(self.dir.glob("points-*.parquet"))
@@ -181,6 +190,16 @@ class DatasetWriter:
         os.replace(tmp, path)
         self.pending = []
         self.pending_programs = 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def config_json(cfg: CollectConfig) -> str:

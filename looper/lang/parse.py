@@ -6,6 +6,7 @@ The file is never imported or executed.  Every construct outside the language is
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,9 +58,14 @@ def parse_source(source: str, filename: str = "<string>", size: str | None = Non
 
 def available_sizes(path: str | Path) -> list[str]:
     """The dataset labels a program file declares in SIZES."""
-    p = _Parser(Path(path).read_text(), str(path))
+    return list(declared_sizes(Path(path).read_text(), str(path)))
+
+
+def declared_sizes(source: str, filename: str = "<string>") -> dict[str, dict[str, int]]:
+    """A program's SIZES table: dataset label -> size values."""
+    p = _Parser(source, filename)
     p.module_parts()
-    return list(p.sizes_table)
+    return p.sizes_table
 
 
 @dataclass
@@ -105,7 +111,9 @@ class _Parser:
     # -- module level ----------------------------------------------------------------------------
     def module_parts(self) -> None:
         try:
-            tree = ast.parse(self.source, self.file)
+            with warnings.catch_warnings():  # Python's own warnings about the text are not looper's errors
+                warnings.simplefilter("ignore")
+                tree = ast.parse(self.source, self.file)
         except SyntaxError as e:
             raise LooperSyntaxError(f"invalid Python syntax: {e.msg}", self.file, e.lineno,
                                     e.offset) from None

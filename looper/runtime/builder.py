@@ -24,6 +24,7 @@ class ProgramBuilder:
     # what gcc was actually given: `flags`, plus the medium code model for programs with more
     # than 2 GB of arrays (runtime.compile)
     build_flags: tuple[str, ...] = field(default=())
+    cc: str = "gcc"  # the compiler (`looper optimize --cc`)
 
     def __post_init__(self):
         self.flags = tuple(self.flags)
@@ -37,7 +38,7 @@ class ProgramBuilder:
     def build(self, variants: Sequence[Lowered], exact: bool = False) -> Binary:
         """One binary holding `variants` (variant k runs `kernel_k`)."""
         binary = compile_split(*split_program_c(self.program, list(variants)),
-                               self.exact_flags if exact else self.flags)
+                               self.exact_flags if exact else self.flags, cc=self.cc)
         if not exact:
             self.build_flags = tuple(f for f in binary.flags if not f.startswith("-D"))
         return binary

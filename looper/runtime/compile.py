@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,9 +93,13 @@ def cached_build(key: str, suffix: str, build) -> Path:
         return target
     with tempfile.TemporaryDirectory(prefix="looper-cc-") as tmp:
         product = build(Path(tmp))
-        partial = out_dir / f".{key}.{os.getpid()}.tmp"
-        shutil.copy2(product, partial)
-        os.replace(partial, target)
+        # one name per process and thread: two threads may build the same product at once
+        partial = out_dir / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            shutil.copy2(product, partial)
+            os.replace(partial, target)
+        finally:  # interrupted between the copy and the rename: no stray partial file
+            partial.unlink(missing_ok=True)
     return target
 
 

@@ -79,11 +79,13 @@ class MeasurementStore:
 
     def put(self, key: str, m: Measurement, *, program: str, size: str, schedule: str, compiler: str,
             flags: str, cpu: str, threads: int) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO measurements VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (key, program, size, schedule, m.status.value, json.dumps(m.times), m.cutoff, m.detail, compiler,
-             flags, cpu, threads, m.loadavg, time.time()))
-        self.db.commit()
+        """Record one measurement in its own transaction: committed whole, or rolled back when
+        interrupted (Ctrl-C, kill -9: SQLite's journal undoes a half-written row)."""
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO measurements VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (key, program, size, schedule, m.status.value, json.dumps(m.times), m.cutoff, m.detail, compiler,
+                 flags, cpu, threads, m.loadavg, time.time()))
 
     def __len__(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]

@@ -5,16 +5,23 @@ another (ill-conditioned kernels such as gramschmidt amplify that rounding) are 
 wrong code by a second check with both programs built with -ffp-contract=off, and only in programs
 whose original's own outputs change with contraction: otherwise the difference is not rounding
 (gcc's AVX-512 miscompile of some fused stencils, see README, is caught this way).
+
+Two ways to compare: the harness' own check (`check:F`, a relative 1e-7 per value: what the
+measuring evaluator has always used), or, with `exact`, every value equal (`runtime.exact`: what
+verifying an answer before it is written uses).
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
+from typing import Sequence
 
 from ..errors import LooperError
 from ..ir.schedule import Lowered, original
 from .builder import ProgramBuilder
-from .compile import CompileError
+from .compile import Binary, CompileError
+from .exact import outputs_differ
 from .limits import TimeLimits
 from .run import Runner, status_line
 
@@ -22,7 +29,8 @@ from .run import Runner, status_line
 class Reference:
     """The original's saved outputs (exact and as built), its FMA sensitivity, its run cost."""
 
-    def __init__(self, builder: ProgramBuilder, runner: Runner, limits: TimeLimits, workdir: Path):
+    def __init__(self, builder: ProgramBuilder, runner: Runner, limits: TimeLimits, workdir: Path,
+                 exact: bool = False):
         self.builder = builder
         self.runner = runner
         self.limits = limits
@@ -30,17 +38,19 @@ class Reference:
         self.exact_outputs = workdir / "reference-exact.bin"
         self.has_outputs = False
         self.fma_sensitive: bool | None = None  # do the original's outputs depend on FMA contraction?
+        self.exact = exact  # compare values exactly (runtime.exact), not with the harness' tolerance
 
     @property
     def original(self) -> Lowered:
         return original(self.builder.program)
 
-    def record(self, repeats: int) -> list[float]:
+    def record(self, repeats: int, binary: Binary | None = None, timeout: float | None = None) -> list[float]:
         """Run the original `repeats` + 1 times, saving its outputs; returns the timed runs' times
-        and records the run's cost outside the kernel in the time limits."""
-        binary = self.builder.build([self.original])
+        and records the run's cost outside the kernel in the time limits.  `binary`: one already
+        built whose variant 0 is the original (saves a build)."""
+        binary = binary or self.builder.build([self.original])
         t0 = time.perf_counter()
-        res = self.runner.run(binary.path, 0, repeats + 1, mode=f"save:{self.outputs}")
+        res = self.runner.run(binary.path, 0, repeats + 1, mode=f"save:{self.outputs}", timeout=timeout)
         wall = time.perf_counter() - t0
         if not res.ok:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
@@ -48,9 +58,10 @@ class Reference:
         self.has_outputs = True
         return res.times[1:] or res.times
 
-    def same_without_fma(self, candidate: Lowered, timeout: float) -> bool:
+    def same_without_fma(self, candidate: Lowered, timeout: float, threads: Sequence[int] = ()) -> bool:
         """Whether `candidate` computes what the original does once neither contracts FMAs, in
-        a program whose outputs depend on FMA contraction at all."""
+        a program whose outputs depend on FMA contraction at all (at each of `threads`, default
+        the runner's)."""
         if self.builder.exact_flags == self.builder.flags:
             return False  # the check that failed was already exact
         try:
@@ -61,11 +72,24 @@ class Reference:
             cand = self.builder.build([candidate], exact=True)
         except (CompileError, LooperError):
             return False
-        res = self.runner.run(cand.path, 0, 1, mode=f"check:{self.exact_outputs}", timeout=timeout)
-        return res.ok and status_line(res.stdout, "CHECK") == "0"
+        return all(self._agrees(cand.path, self.exact_outputs, timeout, t) is True for t in (threads or (None,)))
 
     def _original_is_fma_sensitive(self, timeout: float) -> bool:
         ref = self.builder.build([self.original], exact=True)
         saved = self.runner.run(ref.path, 0, 1, mode=f"save:{self.exact_outputs}", timeout=timeout)
-        versus = self.runner.run(ref.path, 0, 1, mode=f"check:{self.outputs}", timeout=timeout)
-        return saved.ok and versus.returncode == 4
+        return saved.ok and self._agrees(ref.path, self.outputs, timeout) is False
+
+    def _agrees(self, binary: Path, saved: Path, timeout: float, threads: int | None = None) -> bool | None:
+        """Whether one run of `binary` (variant 0) computes the outputs saved in `saved`; None when
+        it did not run to completion."""
+        runner = self.runner if threads is None else dataclasses.replace(self.runner, threads=threads)
+        if not self.exact:
+            res = runner.run(binary, 0, 1, mode=f"check:{saved}", timeout=timeout)
+            if res.returncode == 4:
+                return False
+            return True if res.ok and status_line(res.stdout, "CHECK") == "0" else None
+        got = saved.with_name(saved.stem + "-run.bin")
+        res = runner.run(binary, 0, 1, mode=f"save:{got}", timeout=timeout)
+        if not res.ok:
+            return None
+        return outputs_differ(saved, got, self.builder.program) is None

@@ -56,6 +56,18 @@ class Search:
             self.measure.close()
 
 
+def never_runs(program: Program) -> str | None:
+    """Why the cost model cannot describe a program with a statement that never runs at these
+    sizes (`-D TSTEPS=0`, a loop whose range is empty): its features need every statement's loop
+    bounds.  None when every statement runs."""
+    idle = [s for s in program.statements if s.domain.is_empty()]
+    if not idle:
+        return None
+    lines = ", ".join(str(s.line) for s in idle[:3]) + (", ..." if len(idle) > 3 else "")
+    return (f"{'a statement' if len(idle) == 1 else f'{len(idle)} statements'} (line {lines}) never "
+            f"run{'s' if len(idle) == 1 else ''} at these sizes, which the cost model cannot describe")
+
+
 def search_from_options(program: Program, evaluator: str = "model", *, beam: int | None = None,
                         max_affine: int | None = None, max_fusion: int | None = None,
                         min_gain: float | None = None, time_budget: float | None = None,
@@ -71,7 +83,7 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
     notes = []
     if evaluator in ("model", "hybrid"):
         from ..costmodel.features import unencodable
-        why = unencodable(program)
+        why = unencodable(program) or never_runs(program)
         if why is not None:
             notes.append(f"{why}: measuring instead of predicting")
             evaluator = "measure"

@@ -1,0 +1,49 @@
+"""Where the harness keeps a program's arrays: static globals, or the heap when they are huge.
+
+Static arrays are what PolyBench's harness and every peer's input use, and what gcc optimizes
+best (distinct objects never alias, addresses are link-time constants), so every program keeps
+them while its arrays fit the default code model: x86-64's small model reaches 2 GB of static
+data.  Beyond that the link fails ("relocation truncated to fit"; `runtime.compile` then retries
+with `-mcmodel=medium`), and a multi-gigabyte .bss is mapped at exec time whatever the program
+touches.  So when the arrays add up to more than `STATIC_LIMIT`, the largest move to the heap
+(allocated, 64-byte aligned, before anything runs) until the static rest is under
+`STATIC_REST`: the same C spelling indexes both (`double (*A)[M]` is indexed like `double
+A[N][M]`), only declarations and byte counts change.
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir.program import Array, Program
+
+STATIC_LIMIT = 2 << 30  # bytes of static arrays the small code model holds
+STATIC_REST = 1 << 30  # what stays static once some arrays move to the heap
+
+
+def array_bytes(a: Array) -> int:
+    return math.prod(a.extent) * a.dtype.nbytes if a.rank else a.dtype.nbytes
+
+
+def heap_arrays(program: Program) -> frozenset[str]:
+    """The arrays the harness allocates on the heap (none for programs of normal sizes)."""
+    arrays = [a for a in program.arrays.values() if a.rank and a.role in ("param", "init")]
+    total = sum(array_bytes(a) for a in arrays)
+    if total <= STATIC_LIMIT:
+        return frozenset()
+    out = set()
+    for a in sorted(arrays, key=array_bytes, reverse=True):
+        if total <= STATIC_REST:
+            break
+        out.add(a.name)
+        total -= array_bytes(a)
+    return frozenset(out)
+
+
+def pointer_declarator(name: str, dims: list[str]) -> str:
+    """`(*A)[M][K]` for an array declared `A[N][M][K]` (`*A` for one dimension)."""
+    return f"(*{name})" + "".join(f"[{d}]" for d in dims[1:]) if len(dims) > 1 else f"*{name}"
+
+
+def byte_count(c_name: str, first_extent: str, on_heap: bool) -> str:
+    """The bytes of an array as C: `sizeof(A)` for a static one, `N * sizeof(*A)` for a heap one."""
+    return f"((size_t)({first_extent}) * sizeof(*{c_name}))" if on_heap else f"sizeof({c_name})"
