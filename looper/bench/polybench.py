@@ -102,17 +102,29 @@ def search(name: str, size: str, cfg: BenchConfig) -> Answer:
 
 
 def choose_schedule(program: Program, evaluator: str, beam: int, threads: int,
-                    omp_env: OmpEnv = DEFAULT_ENV, repeats: int | None = None) -> tuple[Schedule, float]:
-    """looper's answer for one program: the search with the requested evaluator.  Hybrid only
-    has to rank the model's 5 best (the bench times the winner itself, with --repeat runs): one
-    timed run after the checked warm-up halves its cost at LARGE."""
+                    omp_env: OmpEnv = DEFAULT_ENV, repeats: int | None = None,
+                    written: bool = True) -> tuple[Schedule, float]:
+    """looper's answer for one program: the search with the requested evaluator, then (`written`)
+    what `looper optimize` does before it writes an answer (`search.verify`: verification, and the
+    model's speed guard when the original is short), so the bench times the answer a user gets.
+    Hybrid only has to rank the model's 5 best (the bench times the winner itself, with --repeat
+    runs): one timed run after the checked warm-up halves its cost at LARGE."""
+    from ..lang.resize import smaller_python
     from ..search.factory import search_from_options
+    from ..search.verify import VerifyOptions, check_answer
     deps = compute_dependences(program)
     t0 = time.perf_counter()
     if repeats is None:
         repeats = 1 if evaluator == "hybrid" else 3
     found = search_from_options(program, evaluator, beam=beam, threads=threads, repeats=repeats, omp_env=omp_env)
-    result = found.run(deps)
+    result = found.run(deps, keep_open=True)
+    try:
+        if written:
+            options = VerifyOptions(threads=threads, omp_env=omp_env)
+            result, _ = check_answer(program, result, found.kind, found.policy, deps, smaller_python(program), 0,
+                                     options, found.verified)
+    finally:
+        found.close()
     return result.best, time.perf_counter() - t0
 
 
@@ -211,6 +223,6 @@ def _at_size(answer: Answer, size: str, cfg: BenchConfig) -> tuple[Program, Sche
     if check_schedule(compute_dependences(small), replayed) is None:
         return small, replayed
     if cfg.check_only:
-        return small, choose_schedule(small, cfg.evaluator, cfg.beam, cfg.threads)[0]
+        return small, choose_schedule(small, cfg.evaluator, cfg.beam, cfg.threads, written=False)[0]
     return program, schedule
 
