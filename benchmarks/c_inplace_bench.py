@@ -101,9 +101,13 @@ def prepare(k: Kernel, args, model, clang: str | None) -> None:
             k.files["polly"] = (k.source, clang, POLLY_FLAGS)
 
 
-def check_and_build(k: Kernel, threads: int) -> None:
-    from looper.runtime.run import TIMING_ENV
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **TIMING_ENV)
+def run_env(threads: int, omp_env) -> dict[str, str]:
+    """The environment every binary runs in: the shell's, OMP_NUM_THREADS, `--omp-env`'s settings."""
+    return omp_env.apply(dict(os.environ, OMP_NUM_THREADS=str(threads)))
+
+
+def check_and_build(k: Kernel, threads: int, omp_env) -> None:
+    env = run_env(threads, omp_env)
     reference = None
     for system in [s for s in SYSTEMS if s in k.files]:
         src, cc, flags = k.files[system]
@@ -130,9 +134,8 @@ def check_and_build(k: Kernel, threads: int) -> None:
         k.binaries[system] = exe
 
 
-def time_rounds(k: Kernel, rounds: int, threads: int) -> dict[str, list[float]]:
-    from looper.runtime.run import TIMING_ENV
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **TIMING_ENV)
+def time_rounds(k: Kernel, rounds: int, threads: int, omp_env) -> dict[str, list[float]]:
+    env = run_env(threads, omp_env)
     times: dict[str, list[float]] = {s: [] for s in k.binaries}
     order = list(k.binaries)
     for r in range(rounds):
@@ -143,6 +146,16 @@ def time_rounds(k: Kernel, rounds: int, threads: int) -> dict[str, list[float]]:
             except (ValueError, IndexError):
                 k.status[system] = "crash"
     return times
+
+
+def geomean_line(rows: list[dict]) -> str:
+    """Each system's geometric-mean speedup over gcc, over the kernels it ran correctly (counted)."""
+    cells = []
+    for s in SYSTEMS[1:]:
+        ratios = [r["median"]["gcc"] / r["median"][s] for r in rows
+                  if r["status"].get(s) == "ok" and r["median"].get(s) and r["median"].get("gcc")]
+        cells.append(f"{statistics.geometric_mean(ratios):>7.2f}x ({len(ratios):2})" if ratios else f"{'-':>12}")
+    return f"{'geomean':16} {'':>10}  " + "  ".join(cells)
 
 
 def main(argv=None) -> int:
@@ -157,8 +170,12 @@ def main(argv=None) -> int:
     ap.add_argument("--clang", default=None, help="clang with Polly (default: clang-19 or clang, if it has Polly)")
     ap.add_argument("--pluto-timeout", type=float, default=600)
     ap.add_argument("--work", default=None, help="keep the sources and binaries here (default: a temporary directory)")
+    ap.add_argument("--omp-env", default="default",
+                    help="OpenMP settings of every run: default (as the shell has it), tuned, 'K=V ...'")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
+    from looper.runtime.ompenv import OmpEnv
+    omp_env = OmpEnv.parse(args.omp_env)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     pb = SHARED / "polybench-c"
     if not pb.exists():
@@ -179,13 +196,13 @@ def main(argv=None) -> int:
     rows = []
     header = f"{'kernel':16} {'gcc s':>10}  " + "  ".join(f"{s:>12}" for s in SYSTEMS[1:])
     print(f"PolyBench/C {args.size}, {args.threads} threads, {args.rounds} interleaved rounds "
-          "(speedup over gcc -O3, median)")
+          f"(speedup over gcc -O3, median); OpenMP environment {omp_env.describe()}")
     print(header)
     for name in names:
         k = Kernel(name, all_sources[name], args.size, work, pb)
         prepare(k, args, model, clang)
-        check_and_build(k, args.threads)
-        times = time_rounds(k, args.rounds, args.threads) if k.status.get("gcc") == "ok" else {}
+        check_and_build(k, args.threads, omp_env)
+        times = time_rounds(k, args.rounds, args.threads, omp_env) if k.status.get("gcc") == "ok" else {}
         med = {s: statistics.median(t) for s, t in times.items() if t and k.status.get(s) == "ok"}
         cells = []
         for s in SYSTEMS[1:]:
@@ -197,8 +214,9 @@ def main(argv=None) -> int:
         rows.append({"kernel": name, "size": args.size, "status": k.status, "times": times,
                      "median": med, "info": k.info})
         if args.json:
-            Path(args.json).write_text(json.dumps({"size": args.size, "threads": args.threads,
-                                                   "rounds": args.rounds, "rows": rows}, indent=1))
+            Path(args.json).write_text(json.dumps({"size": args.size, "threads": args.threads, "rounds": args.rounds,
+                                                   "omp_env": omp_env.describe(), "rows": rows}, indent=1))
+    print(geomean_line(rows))
     for row in rows:
         print(f"  {row['kernel']}: looper {row['info'].get('looper', '')}")
     if work_ctx is not None:
