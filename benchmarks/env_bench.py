@@ -35,7 +35,8 @@ def measure(path: Path, size: str, rounds: int, threads: int) -> dict:
     program, answer = kernel.program, kernel.schedule
     row = {"kernel": path.stem.replace("_", "-"), "size": size, "sequence": answer.describe(),
            "optimize_seconds": seconds, "load_before": load_average(),
-           "written_by": [line.strip() for line in (kernel.check.lines() if kernel.check else [])]}
+           "written_by": [line.strip() for line in (kernel.check.lines() if kernel.check else [])],
+           "check": kernel.check.to_json() if kernel.check else None}
     if not answer.steps:
         return {**row, "status": "original kept"}
     ev = ExecutionEvaluator(program, repeats=1, threads=threads, memoize=False)

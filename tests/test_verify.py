@@ -182,6 +182,60 @@ def test_fma_rounding_is_excused_only_through_the_exact_recheck():
     assert verdict.ok and verdict.fma_only and "FMA" in verdict.detail
 
 
+# The model's MEDIUM answer to correlation: after interchange(j,k) gcc contracts the reduction
+# into FMAs, which the original's loop order does not give it; at SMALL the original's own outputs
+# are the same with and without contraction, and the answer's differ from them in the last bit.
+CORRELATION_ANSWER = ("distribute(j:S12,S13,S14,cuts=[2]) ; distribute(i:S11,S12,S13,S14,cuts=[1]) ; "
+                      "distribute(j:S12,S13,cuts=[1]) ; interchange(j,k) ; distribute(j:S4,S5,S6,S7,S8,cuts=[1, 2]) ; "
+                      "interchange(j,i) ; parallelize(i) ; tile(i,j,128,128) ; unroll(j,j,j,4)")
+
+
+def test_an_fma_the_original_never_had_is_rounding_not_a_wrong_answer():
+    """An answer is excused through the exact re-check also where the original's outputs do not
+    depend on contraction, when its contracted outputs are within rounding of the original's."""
+    from looper.poly.deps import compute_dependences
+    from looper.search.factory import search_from_options
+    medium = parse_file(kernel_path("correlation"), "MEDIUM")
+    found = search_from_options(medium, "model").run(compute_dependences(medium)).best
+    if found.describe() != CORRELATION_ANSWER:
+        pytest.skip("the shipped model's correlation answer changed; this case is its old answer")
+    p = parse_file(kernel_path("correlation"), "SMALL")
+    check = OutputCheck(p, Toolchain(), (2, 4))
+    try:
+        verdict = check.verify(Schedule.from_json(p, found.to_json()).lowered)
+        assert check.reference.fma_sensitive is False
+    finally:
+        check.close()
+    assert verdict.ok and verdict.fma_only, verdict.detail
+
+
+def test_within_rounding_bounds_the_excuse(tmp_path):
+    """A last-bit difference is rounding; a difference in the fifth digit or in an integer is not."""
+    import numpy as np
+    from looper.runtime.exact import outputs_differ, within_rounding
+    p = parse_source(RECURRENCE, "recurrence.py", "MINI")
+    n = 40 * 40
+    base = np.linspace(0.5, 2.0, 2 * n)
+
+    def saved(name, values):
+        f = tmp_path / name
+        f.write_bytes(values.astype("<f8").tobytes())
+        return f
+
+    ref = saved("ref.bin", base)
+    ulp = base.copy()
+    ulp[7] = np.nextafter(ulp[7], 3.0)
+    far = base.copy()
+    far[n + 3] *= 1 + 1e-5
+    nan = base.copy()
+    nan[0] = np.nan
+    assert outputs_differ(ref, saved("ulp.bin", ulp), p) is not None
+    assert within_rounding(ref, saved("ulp.bin", ulp), p)
+    assert not within_rounding(ref, saved("far.bin", far), p)
+    assert not within_rounding(ref, saved("nan.bin", nan), p)
+    assert not within_rounding(ref, saved("short.bin", base[:-1]), p)
+
+
 def test_verification_uses_the_users_compiler_and_flags():
     p = _program("MINI")
     check = OutputCheck(p, Toolchain("gcc", ("-O1",)), (2,))
