@@ -26,10 +26,17 @@ from conftest import ROOT, kernel_path
 from helpers import EXACT_FLAGS
 
 
+def _default_sigint() -> None:
+    """Ctrl-C as in a terminal: a test run in the background (`cmd &` in a script) inherits SIGINT
+    ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _looper(*args: str, **kwargs) -> subprocess.Popen:
     """`python -m looper.cli ARGS` from the repository (this worktree's looper), niced."""
     return subprocess.Popen(["nice", "-n", "19", sys.executable, "-m", "looper.cli", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint, **kwargs)
 
 
 def _rows(db: Path) -> int:
