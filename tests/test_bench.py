@@ -285,3 +285,12 @@ def test_systems_are_timed_interleaved(monkeypatch):
     assert [n for s, n in calls if s == "graphite"] == [1] * (1 + 10 + 10)
     assert out["graphite"].status == "ok" and len(out["graphite"].times) == 3
     assert list(out) == ["gcc", "looper", "polly", "pluto", "graphite"]
+
+
+def test_check_runs_are_limited_by_gccs_time():
+    """A peer's check run gets a multiple of gcc's, never less than the floor nor more than the
+    bench's fixed limit (Pluto's ludcmp ran the whole 600 s at SMALL)."""
+    from looper.bench.check import FLOOR, SLOWER, check_limit
+    assert check_limit(0.01, 600.0) == FLOOR
+    assert check_limit(2.0, 600.0) == SLOWER * 2.0
+    assert check_limit(100.0, 600.0) == 600.0

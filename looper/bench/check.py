@@ -4,16 +4,24 @@ gcc's build of the original runs first and saves its outputs (`save:F`); every o
 runs once and compares its outputs with them inside the harness (`check:F`, exit status 4 on a
 difference).  A system whose outputs differ is WRONG and is never timed.  (The native mode
 compares PolyBench's text dumps instead: `native.check_dumps`.)
+
+Every other system's run is limited to `SLOWER` times gcc's (at least `FLOOR` seconds): a peer
+that slow at the check size would be a timeout when timed anyway (Pluto's rendering of ludcmp
+ran for the whole fixed 600 s at SMALL, in both input modes).
 """
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+import time
 from typing import Callable
 
 from ..runtime.run import run_binary, status_line
 from .peers import Build
 from .results import SystemResult
+
+SLOWER = 50.0  # a check run's limit, in multiples of gcc's check run
+FLOOR = 30.0  # seconds: the least any check run gets
 
 
 def check_outputs(builds: dict[str, Build], log: Callable[[str], None] = lambda s: None,
@@ -24,15 +32,24 @@ def check_outputs(builds: dict[str, Build], log: Callable[[str], None] = lambda 
     out: dict[str, SystemResult] = {}
     with tempfile.TemporaryDirectory(prefix="looper-check-") as tmp:
         ref = Path(tmp) / "reference.bin"
+        limit = timeout
         for system, b in builds.items():
             if b.binary is None:
                 out[system] = SystemResult(system, b.status, detail=b.detail)
             elif "gcc" in out and out["gcc"].status != "checked":
                 out[system] = SystemResult(system, "unchecked", detail="the original did not run")
             else:
-                out[system] = _check_one(system, b, ref, threads, timeout)
+                t0 = time.perf_counter()
+                out[system] = _check_one(system, b, ref, threads, limit)
+                if system == "gcc":
+                    limit = check_limit(time.perf_counter() - t0, timeout)
             log(f"  check {system:9} {out[system].status:8} {out[system].detail}")
     return out
+
+
+def check_limit(gcc_seconds: float, timeout: float) -> float:
+    """The time limit of the other systems' check runs, given gcc's (both input modes)."""
+    return min(timeout, max(FLOOR, SLOWER * gcc_seconds))
 
 
 def _check_one(system: str, b: Build, ref: Path, threads: int, timeout: float) -> SystemResult:
