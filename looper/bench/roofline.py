@@ -47,7 +47,7 @@ def plot_roofline(results: list[KernelResult], limits: Limits, path: str | Path,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     pts = points(results)
-    fig, ax = plt.subplots(figsize=(10, 6.5))
+    fig, ax = plt.subplots(figsize=(12, 6.5))
     xs = [p.intensity for p in pts] or [limits.peak_double / limits.bandwidth]
     lo, hi = min(xs + [0.1]) / 2, max(xs + [limits.peak_single / limits.bandwidth]) * 2
     _roofs(ax, limits, lo, hi, any(r.precision == "single" for r in results))
@@ -60,7 +60,7 @@ def plot_roofline(results: list[KernelResult], limits: Limits, path: str | Path,
     fig.suptitle(title or "PolyBench 4.2.1 on the roofline", fontsize=12)
     ax.set_title(SUBTITLE.format(threads=limits.threads), fontsize=8)
     ax.grid(True, which="both", linewidth=0.3, alpha=0.5)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: it hid kernels
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=130, format=Path(path).suffix[1:] or "png")
