@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import looper.cli
 import looper.codegen.harness  # noqa: F401 - imported once here, not in every forked case
 import looper.lang.c.cfile  # noqa: F401
+from looper.lang.c.preprocess import Token  # the front end's token: kind, span, text
 import looper.lang.parse  # noqa: F401
 from click.testing import CliRunner
 
@@ -100,14 +101,6 @@ _PY_TOKEN = re.compile(r'''(?P<string>"""(?:.|\n)*?"""|"[^"\n]*"|'[^'\n]*')|(?P<
 _C_TOKEN = re.compile(r'''(?P<string>"(?:\\.|[^"\\\n])*")|(?P<comment>/\*(?:.|\n)*?\*/|//[^\n]*)
     |(?P<directive>^[ \t]*\#[^\n]*)|(?P<number>\d+\.?\d*(?:[eE][+-]?\d+)?[fFlLuU]*|\.\d+)
     |(?P<ident>[A-Za-z_]\w*)|(?P<op>->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|[^\s\w])''', re.X | re.M)
-
-
-@dataclass(frozen=True)
-class Token:
-    kind: str
-    start: int
-    end: int
-    text: str
 
 
 def tokenize(text: str, pattern: re.Pattern) -> list[Token]:

@@ -80,6 +80,15 @@ class Affine:
             return Affine()
         return Affine(tuple((n, c * k) for n, c in self.terms), self.const * k)
 
+    def times(self, other: "Affine") -> "Affine | None":
+        """The product, when one factor is a constant; None when it is not affine (both front
+        ends reject it, each naming the expression its own way)."""
+        if self.is_constant:
+            return other.scale(self.const)
+        if other.is_constant:
+            return self.scale(other.const)
+        return None
+
     @property
     def is_constant(self) -> bool:
         return not self.terms

@@ -460,12 +460,9 @@ class _Parser:
             r = self.affine(node.right, iterators, what)
             return l + r if isinstance(node.op, ast.Add) else l - r
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-            l = self.affine(node.left, iterators, what)
-            r = self.affine(node.right, iterators, what)
-            if l.is_constant:
-                return r.scale(l.const)
-            if r.is_constant:
-                return l.scale(r.const)
+            product = self.affine(node.left, iterators, what).times(self.affine(node.right, iterators, what))
+            if product is not None:
+                return product
             raise self.error(node, f"non-affine {what}: product of '{ast.unparse(node.left)}' and "
                                    f"'{ast.unparse(node.right)}'")
         if isinstance(node, ast.Subscript):

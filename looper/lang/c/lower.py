@@ -530,11 +530,9 @@ class ScopLowering:
             a, b = self.affine(node.left, what), self.affine(node.right, what)
             return a + b if node.op == "+" else a - b
         if isinstance(node, c_ast.BinaryOp) and node.op == "*":
-            a, b = self.affine(node.left, what), self.affine(node.right, what)
-            if a.is_constant:
-                return b.scale(a.const)
-            if b.is_constant:
-                return a.scale(b.const)
+            product = self.affine(node.left, what).times(self.affine(node.right, what))
+            if product is not None:
+                return product
             raise self.error(node, f"non-affine {what}: product of '{_text(node.left)}' and "
                                    f"'{_text(node.right)}'")
         if isinstance(node, c_ast.BinaryOp) and node.op in ("/", "%"):
