@@ -27,7 +27,7 @@ from ..ir.program import Program
 from ..lang.parse import parse_file
 from ..poly.deps import compute_dependences
 from ..poly.flops import KernelWork, kernel_work
-from ..poly.legality import check_schedule
+from ..poly.legality import replay
 from ..runtime.compile import EXACT_FLAGS
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..runtime.peaks import Limits
@@ -219,8 +219,8 @@ def _at_size(answer: Answer, size: str, cfg: BenchConfig) -> tuple[Program, Sche
     if size == program.size_label:
         return program, schedule
     small = parse_file(kernel_file(answer.name), size)
-    replayed = Schedule.from_json(small, schedule.to_json())
-    if check_schedule(compute_dependences(small), replayed) is None:
+    replayed, why = replay(schedule, small)
+    if why is None:
         return small, replayed
     if cfg.check_only:
         return small, choose_schedule(small, cfg.evaluator, cfg.beam, cfg.threads, written=False)[0]

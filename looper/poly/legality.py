@@ -12,7 +12,7 @@ import islpy as isl
 
 from ..ir.looptree import IllFormed
 from ..ir.schedule import Lowered, original
-from .deps import Dependences
+from .deps import Dependences, compute_dependences
 from .relations import maps_of
 from .privatize import ScalarFlow
 
@@ -245,3 +245,14 @@ def check_schedule(deps: Dependences, schedule) -> str | None:
             return f"{step.describe(L)}: {why}"
         L = after
     return None
+
+
+def replay(schedule, program, deps: Dependences | None = None):
+    """`schedule`'s steps on `program` (the same kernel at another size: legality can depend on
+    sizes) and why they are illegal there: (the replayed schedule, None) when legal, else
+    (the replayed schedule or None when the steps do not even apply, the reason)."""
+    try:
+        replayed = type(schedule).from_json(program, schedule.to_json())
+        return replayed, check_schedule(deps if deps is not None else compute_dependences(program), replayed)
+    except (ValueError, KeyError, IndexError) as e:
+        return None, f"it does not replay there ({e})"

@@ -27,7 +27,7 @@ from typing import Iterator, Sequence
 from ..ir.program import Program
 from ..lang.resize import Resized
 from ..poly.deps import Dependences, compute_dependences
-from ..poly.legality import check_schedule
+from ..poly.legality import replay
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..runtime.speedguard import GuardResult, SpeedGuard
 from ..runtime.status import Status
@@ -213,13 +213,9 @@ class _Session:
         tuned = "the tuned size"
         if self.small is self.program:
             return schedule, self.program.size_label, (f"{tuned}: {self.note}" if self.note else "")
-        try:
-            if self.small_deps is None:
-                self.small_deps = compute_dependences(self.small)
-            replayed = Schedule.from_json(self.small, schedule.to_json())
-            why = check_schedule(self.small_deps, replayed)
-        except (ValueError, KeyError, IndexError) as e:
-            why = f"it does not replay there ({e})"
+        if self.small_deps is None:
+            self.small_deps = compute_dependences(self.small)
+        replayed, why = replay(schedule, self.small, self.small_deps)
         if why is None:
             return replayed, self.small_label, ""
         return schedule, self.program.size_label, f"{tuned}: at {self.small_label}, {why}"
