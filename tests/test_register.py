@@ -112,6 +112,29 @@ def test_packed_operands_make_column_walks_register_tilable(kernel, tmp_path):
     assert differential(p, [packed] + tiles[:3], tmp_path, threads=2) == []
 
 
+@pytest.mark.parametrize("kernel", ["syrk", "syr2k"])
+def test_the_pack_level_offers_each_pack_with_the_register_tiles_it_enables(kernel, tmp_path):
+    """A pack alone only costs (the copy, and the same column walk in the product), so a beam that
+    scores one level at a time would drop it before the register level: the pack level offers the
+    pack followed by each register tile of its statement too, legal and exact."""
+    from looper.transforms import Pack, RegisterTile
+    p = parse_file(kernel_path(kernel), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
+    cands = generate("pack", s, d, grown=True)
+    alone = [c for c in cands if all(isinstance(t, Pack) for t in c)]
+    joint = [c for c in cands if isinstance(c[-1], RegisterTile)]
+    assert alone and joint
+    packed = s.then(*alone[0])
+    later = {c for c in generate("register", packed, d, grown=True) if len(c[0].blocks) == 1}
+    assert {c[len(alone[0]):] for c in joint if c[:len(alone[0])] == alone[0]} == later
+    variants = [s.then(*c) for c in joint[:2]]
+    assert all(check_schedule(d, v) is None for v in variants)
+    assert differential(p, variants, tmp_path, threads=2) == []
+    assert generate("pack", s, d, grown=False) == []
+
+
 def test_a_written_array_is_never_packed():
     from looper.transforms import Pack
     p = parse_file(kernel_path("gemm"), "MINI")
