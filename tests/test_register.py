@@ -135,6 +135,26 @@ def test_the_pack_level_offers_each_pack_with_the_register_tiles_it_enables(kern
     assert generate("pack", s, d, grown=False) == []
 
 
+def test_the_tile_level_offers_register_tiles_ahead_in_the_grown_space(tmp_path):
+    """A cache tile chosen on its own can leave no order a register tile applies to, so the tile
+    level also offers the register tiles (with their packs) of the schedule it refines."""
+    from looper.transforms import Pack, RegisterTile, Tile
+    p = parse_file(kernel_path("syrk"), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
+    s = s.then(*generate("parallel", s, d)[0])
+    grown = generate("tile", s, d, grown=True)
+    ahead = [c for c in grown if isinstance(c[-1], RegisterTile)]
+    assert ahead and all(isinstance(t, Pack) for c in ahead for t in c[:-1])
+    assert {c for c in generate("pack", s, d, grown=True) if isinstance(c[-1], RegisterTile)} <= set(ahead)
+    assert any(isinstance(c[0], Tile) for c in grown)
+    assert not any(isinstance(c[-1], RegisterTile) for c in generate("tile", s, d, grown=False))
+    variants = [s.then(*c) for c in ahead[:2]]
+    assert all(check_schedule(d, v) is None for v in variants)
+    assert differential(p, variants, tmp_path, threads=2) == []
+
+
 def test_a_written_array_is_never_packed():
     from looper.transforms import Pack
     p = parse_file(kernel_path("gemm"), "MINI")
