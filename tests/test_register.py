@@ -155,6 +155,29 @@ def test_the_tile_level_offers_register_tiles_ahead_in_the_grown_space(tmp_path)
     assert differential(p, variants, tmp_path, threads=2) == []
 
 
+def test_a_register_tile_leaves_the_other_statements_tilable(tmp_path):
+    """After one product has its register tile, the register level still offers the others'
+    (never a second one for the same statement), and both tiles together are exact."""
+    from looper.transforms import RegisterTile
+    p = parse_file(kernel_path("2mm"), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    for _ in range(4):  # each product alone in its nest
+        splits = [c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)]
+        s = s.then(*splits[0]) if splits else s
+    s = s.then(*generate("parallel", s, d)[0])
+    alone = [c for c in generate("register", s, d, grown=True) if len(c[0].blocks) == 1]
+    first = next(c for c in alone if check_schedule(d, s.then(*c)) is None)
+    one = s.then(*first)
+    (tiled,) = first[0].touched()
+    more = generate("register", one, d, grown=True)
+    assert more and all(isinstance(c[0], RegisterTile) and tiled not in c[0].touched() for c in more)
+    both = [one.then(*c) for c in more[:2]]
+    assert all(check_schedule(d, v) is None for v in both)
+    assert all(len(v.lowered.microkernels) == 2 for v in both)
+    assert differential(p, both, tmp_path, threads=2) == []
+
+
 def test_a_written_array_is_never_packed():
     from looper.transforms import Pack
     p = parse_file(kernel_path("gemm"), "MINI")

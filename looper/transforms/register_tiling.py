@@ -107,10 +107,14 @@ class RegisterTile(Transform):
 
     @classmethod
     def candidates(cls, ctx: CandidateContext) -> Iterator["RegisterTile"]:
-        """Per shape, every eligible statement at once (when several are), then each alone."""
-        if not ctx.grown or ctx.lowered.microkernels:
+        """Per shape, every eligible statement at once (when several are), then each alone.  A
+        statement that has a register tile gets no second one; the others still can (the tile
+        level offers one statement's tile ahead, `search.candidates.AHEAD`: 3mm's other two
+        products must not lose theirs to it)."""
+        if not ctx.grown:
             return
-        eligible = [b for b in (_eligible(ctx.lowered, s) for s in _innermost_statements(ctx)) if b]
+        done = {m.stmt for m in ctx.lowered.microkernels}
+        eligible = [b for b in (_eligible(ctx.lowered, s) for s in _innermost_statements(ctx) if s not in done) if b]
         for mr, nvec in SHAPES:
             per_stmt = [replace_size(b, mr, nvec * lanes) for b, lanes in eligible]
             if len(per_stmt) > 1:
