@@ -178,6 +178,28 @@ def test_a_register_tile_leaves_the_other_statements_tilable(tmp_path):
     assert differential(p, both, tmp_path, threads=2) == []
 
 
+def test_the_register_level_distributes_to_free_every_product(tmp_path):
+    """3mm's products share loops with the statements that zero them: the register level offers
+    the distributions that free them, followed by their register tiles, one product or all three
+    at once (each block's rows moved down by the tiles before it), legal and exact."""
+    from looper.codegen.harness import program_c
+    from looper.transforms import Distribute, RegisterTile
+    p = parse_file(kernel_path("3mm"), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    s = s.then(*generate("parallel", s, d)[0])
+    cands = generate("register", s, d, grown=True)
+    assert all(isinstance(t, Distribute) for c in cands for t in c[:-1])
+    every = [c for c in cands if isinstance(c[-1], RegisterTile) and c[-1].touched() == {"S1", "S3", "S5"}]
+    assert every
+    variants = [s.then(*c) for c in every[:2]] + [s.then(*next(c for c in cands if len(c[-1].blocks) == 1))]
+    assert all(check_schedule(d, v) is None for v in variants)
+    assert [len(v.lowered.microkernels) for v in variants] == [3, 3, 1]
+    text = program_c(p, [variants[0].lowered])
+    assert all(f"looper_acc{r}_0" in text for r in range(every[0][-1].blocks[0].mr))
+    assert differential(p, variants, tmp_path, threads=2) == []
+
+
 def test_a_written_array_is_never_packed():
     from looper.transforms import Pack
     p = parse_file(kernel_path("gemm"), "MINI")
