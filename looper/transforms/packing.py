@@ -28,7 +28,7 @@ from ..ir.rows import statement_name
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
 from .registry import CandidateContext, Encoding, Transform, register
-from .register_tiling import eligible_band
+from .register_tiling import eligible_band, tiles_after
 
 PACK_PREFIX = "looper_pack_"  # user names cannot start with "looper_": no clash
 
@@ -103,17 +103,13 @@ class Pack(Transform):
 
 
 def _with_tiles(ctx: CandidateContext, packs: tuple[Pack, ...], stmt: str) -> Iterator[tuple]:
-    """`packs` followed by each register tile of `stmt` on the packed program.  A pack pays only
-    once the register tile reads its copy: measured alone it is a loss (the copy, and the same
-    column walk in the product), so a beam that scores one step at a time drops it before the
-    register level (LARGE syrk: the measuring search kept a plain tile, 11% of peak)."""
-    from .register_tiling import RegisterTile
+    """`packs` followed by each register tile of `stmt` on the packed program: measured alone a
+    pack is a loss (the copy, and the same column walk in the product), so a beam that scores one
+    step at a time drops it before the register level (LARGE syrk kept a plain tile, 11% of peak)."""
     packed = ctx.lowered
     for p in packs:
         packed = p.apply(packed)
-    for tile in RegisterTile.candidates(CandidateContext(packed, ctx.deps, grown=ctx.grown)):
-        if tile.touched() == {stmt}:
-            yield packs + (tile,)
+    yield from tiles_after(ctx, packs, packed, frozenset({stmt}))
 
 
 def _column_reads(st: Statement, j: str) -> list[Load]:

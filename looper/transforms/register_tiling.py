@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator, NamedTuple
 
-from ..ir.looptree import loop_label
+from ..ir.looptree import IllFormed, loop_label
 from ..ir.program import Binary, Const, Load, Statement, Unary, walk
 from ..ir.rows import TILE_ROWS, first_statement
 from ..ir.schedule import Lowered, Microkernel, Row
@@ -29,7 +29,8 @@ from ..poly.deps import Dependences
 from ..poly.legality import order_violation
 from ..poly.promotion import promotion_conflict
 from ..runtime.target import vector_bytes
-from .registry import CandidateContext, Encoding, Transform, register
+from .fusion import Distribute
+from .registry import TRANSFORMS, CandidateContext, Encoding, Transform, register
 
 ADDED_ROWS = 2 * TILE_ROWS  # two tile loops (and their static rows) per register tile
 MAX_ACCUMULATORS = 24  # of the 32 vector registers: the rest hold loaded and broadcast operands
@@ -140,6 +141,14 @@ class RegisterTile(Transform):
 MAX_DISTRIBUTIONS = 2  # a product inside `for i { for j { init; for k {...} } }` needs two
 
 
+def tiles_after(ctx: CandidateContext, steps: tuple, after: Lowered, freed: frozenset[str]) -> Iterator[tuple]:
+    """`steps` (an enabler: packs, distributions) followed by each register tile of the statements
+    it `freed` in `after`, its result.  An enabler scored alone is a loss or nothing, so a beam
+    that scores one level at a time drops it before the register tile that pays for it."""
+    for tile in RegisterTile._tiles(after, ctx, freed):
+        yield steps + (tile,)
+
+
 def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     """Distributions (up to MAX_DISTRIBUTIONS) that leave more statements alone in their three
     innermost loops, followed by their register tiles.  3mm's products share their outer loops
@@ -147,16 +156,15 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     rarely spend one there, and then only one product of three got its tile (28% of the FMA peak
     at LARGE)."""
     L = ctx.lowered
-    before = {s for s in _innermost_statements(ctx) if _eligible(L, s)}
+    before = _freed(L, ctx, frozenset())
     seen: set = set()
     for steps, after in _distributions(L, ctx, MAX_DISTRIBUTIONS):
         new = _freed(after, ctx, before)
         if new and new not in seen:  # the fewest distributions that free these statements
             seen.add(new)
-            for tile in RegisterTile._tiles(after, ctx, new):
-                yield steps + (tile,)
+            yield from tiles_after(ctx, steps, after, new)
     # ... and every product at once: the distributions that free each, one after another
-    steps, cur, freed = (), L, set(before)
+    steps, cur, freed = (), L, before
     for _ in range(len(L.program.statements)):
         found = next(((s, a, n) for s, a in _distributions(cur, ctx, MAX_DISTRIBUTIONS)
                       if (n := _freed(a, ctx, freed))), None)
@@ -169,7 +177,7 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
                 yield steps + (tile,)
 
 
-def _freed(L: Lowered, ctx: CandidateContext, already: set[str]) -> frozenset[str]:
+def _freed(L: Lowered, ctx: CandidateContext, already: frozenset[str]) -> frozenset[str]:
     """Statements register-tilable in `L` that are not in `already`."""
     inner = CandidateContext(L, ctx.deps, grown=True)
     return frozenset(s for s in _innermost_statements(inner) if s not in already and _eligible(L, s))
@@ -177,9 +185,6 @@ def _freed(L: Lowered, ctx: CandidateContext, already: set[str]) -> frozenset[st
 
 def _distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tuple[tuple, Lowered]]:
     """Sequences of 1..depth distributions of `L` (shortest first) with their results."""
-    from ..ir.looptree import IllFormed
-    from .fusion import Distribute
-    from .registry import TRANSFORMS
     frontier: list[tuple[tuple, Lowered]] = [((), L)]
     for _ in range(depth):
         nxt = []
