@@ -127,7 +127,7 @@ def test_the_pack_level_offers_each_pack_with_the_register_tiles_it_enables(kern
     joint = [c for c in cands if isinstance(c[-1], RegisterTile)]
     assert alone and joint
     packed = s.then(*alone[0])
-    later = {c for c in generate("register", packed, d, grown=True) if len(c[0].blocks) == 1}
+    later = {c for c in generate("register", packed, d, grown=True) if len(c) == 1 and len(c[0].blocks) == 1}
     assert {c[len(alone[0]):] for c in joint if c[:len(alone[0])] == alone[0]} == later
     variants = [s.then(*c) for c in joint[:2]]
     assert all(check_schedule(d, v) is None for v in variants)
@@ -188,8 +188,8 @@ def test_the_register_level_distributes_to_free_every_product(tmp_path):
     d = compute_dependences(p)
     s = Schedule(p)
     s = s.then(*generate("parallel", s, d)[0])
-    cands = generate("register", s, d, grown=True)
-    assert all(isinstance(t, Distribute) for c in cands for t in c[:-1])
+    cands = [c for c in generate("register", s, d, grown=True)
+             if all(isinstance(t, Distribute) for t in c[:-1])]  # not those behind a fission
     every = [c for c in cands if isinstance(c[-1], RegisterTile) and c[-1].touched() == {"S1", "S3", "S5"}]
     assert every
     variants = [s.then(*c) for c in every[:2]] + [s.then(*next(c for c in cands if len(c[-1].blocks) == 1))]
@@ -206,3 +206,24 @@ def test_a_written_array_is_never_packed():
     d = compute_dependences(p)
     why = check_schedule(d, Schedule(p, (Pack("C", ("S1",)),)))
     assert why and "written" in why
+
+
+def test_a_broadcast_operand_walking_down_the_reduction_is_packed(tmp_path):
+    """trmm's A[k][i] is broadcast (j-invariant) but takes a new row every k step: the pack level
+    offers its transposed copy, alone and with the register tiles of the product; exact."""
+    from looper.transforms import Pack
+    p = parse_file(kernel_path("trmm"), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    for _ in range(2):  # the product alone in its loops
+        s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
+    cands = generate("pack", s, d, grown=True)
+    assert [c for c in cands if all(isinstance(t, Pack) for t in c)] == [(Pack("A", ("S0",)),)]
+    joint = [c for c in cands if isinstance(c[-1], RegisterTile)]
+    assert joint
+    variants = [s.then(*c) for c in joint[:2]]
+    assert all(check_schedule(d, v) is None for v in variants)
+    assert differential(p, variants, tmp_path, threads=2) == []
+    gemm = parse_file(kernel_path("gemm"), "SMALL")  # B[k][j] is a row walk: nothing to pack
+    g = Schedule(gemm).then(Distribute(("S0", "S1"), 1, (1,)))
+    assert generate("pack", g, compute_dependences(gemm), grown=True) == []

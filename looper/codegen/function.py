@@ -21,6 +21,7 @@ from ..ir.schedule import Lowered
 from .ast import kernel_body
 from .cexpr import c_name
 from .harness import PRELUDE
+from .storage import temporaries
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,10 @@ def function_code(lowered: Lowered, comment: str = "", name: str | None = None,
     copies_in = [cgen.Statement(f"{p.array.dtype.ctype} {c_name(p.name)} = *{_pointer_name(p)}")
                  for p in params if p.by_address]
     copies_out = [cgen.Statement(f"*{_pointer_name(p)} = {c_name(p.name)}") for p in params if p.by_address]
+    allocate, free = temporaries(program, c_name)
     fn = cgen.FunctionBody(cgen.Line(_prototype(name, params, definition=True)),
-                           cgen.Block(decls + copies_in + body + copies_out))
+                           cgen.Block(decls + [cgen.Line(x) for x in allocate] + copies_in + body + copies_out
+                                      + [cgen.Line(x) for x in free]))
     sizes = ", ".join(f"{k}={v}" for k, v in program.sizes.items())
     doc = _title(program, comment, sizes)
     source = "\n".join([

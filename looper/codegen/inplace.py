@@ -33,6 +33,7 @@ from ..ir.schedule import Lowered
 from ..lang.c.cfile import CFile, CScop
 from .ast import kernel_body
 from .cexpr import verbatim_names
+from .storage import temporaries
 
 # The helpers isl's AST uses, as the harness' prelude defines them.
 HELPERS = {
@@ -45,8 +46,12 @@ HELPERS = {
 def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newline: str = "\n") -> str:
     """The text that replaces one region (pragma lines included)."""
     ind = scop.indent
-    with verbatim_names(scop.user_names):
+    # arrays the schedule adds (packed copies, expanded temporaries) take the file's prefix too
+    names = {**scop.user_names, **{a.name: prefix + a.name.removeprefix("looper_")
+                                   for a in lowered.program.arrays.values() if a.role == "temp"}}
+    with verbatim_names(names):
         body, iterators = kernel_body(lowered, rename=lambda it: prefix + it)
+    allocate, free = temporaries(lowered.program, lambda n: names[n])
     code = [str(s) for s in body]
     text = "\n".join(code)
     helpers = [h for h in HELPERS if re.search(rf"\b{h}\(", text)]
@@ -75,8 +80,10 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
     inner = ind + "  "
     if iterators:
         lines.append(f"{inner}int {', '.join(iterators)};")
+    lines += [inner + ln for ln in allocate]
     for c in code:
         lines += [(inner + ln if ln and not ln.startswith("#") else _pragma(ln, inner)) for ln in c.split("\n")]
+    lines += [inner + ln for ln in free]
     for h in reversed(helpers):
         lines += [f"#undef {h}", f'#pragma pop_macro("{h}")']
     if tests:

@@ -27,17 +27,11 @@ from dataclasses import dataclass, field
 import cgen
 import islpy as isl
 
-from ..caching import per_object
 from ..ir.rows import row_of_iterator
-from ..poly.deps import Dependences, compute_dependences
+from ..poly.deps import dependences_of
 from ..poly.legality import same_iteration_dependence
 from .astwalk import iterators, statements
 from .islexpr import isl_c
-
-
-@per_object
-def _dependences(program) -> Dependences:
-    return compute_dependences(program)
 
 
 @dataclass
@@ -165,5 +159,5 @@ class RegionPrinter:
     def _depends(self, earlier: list[Piece], piece: Piece) -> bool:
         sources = set().union(*(e.statements for e in earlier))
         depth = (max(self.p.printed) + 1) if self.p.printed else 0
-        deps = _dependences(self.p.program)
+        deps = dependences_of(self.p.program)
         return same_iteration_dependence(deps, self.p.lowered, sources, piece.statements, depth)

@@ -13,6 +13,7 @@ A[N][M]`), only declarations and byte counts change.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from ..ir.program import Array, Program
 
@@ -47,3 +48,24 @@ def pointer_declarator(name: str, dims: list[str]) -> str:
 def byte_count(c_name: str, first_extent: str, on_heap: bool) -> str:
     """The bytes of an array as C: `sizeof(A)` for a static one, `N * sizeof(*A)` for a heap one."""
     return f"((size_t)({first_extent}) * sizeof(*{c_name}))" if on_heap else f"sizeof({c_name})"
+
+
+def temporaries(program: Program, name_of: Callable[[str], str]) -> tuple[list[str], list[str]]:
+    """C lines allocating the arrays a schedule adds (packed copies, expanded temporaries) on the
+    heap, 64-byte aligned, and the lines freeing them: for code that runs inside the user's
+    function (a static buffer would make it unsafe to call from two threads at once).  GCC/clang
+    builtins only: the code is pasted where no header may be included."""
+    allocate, free = [], []
+    for a in program.arrays.values():
+        if a.role != "temp":
+            continue
+        n = name_of(a.name)
+        raw = f"{n}_raw"
+        dims = [str(e) for e in a.extent]
+        t = f"{a.dtype.ctype} {pointer_declarator('', dims)}"  # the pointer's type, for the cast
+        allocate += [f"char *{raw} = __builtin_malloc({array_bytes(a) + 63});",
+                     f"if (!{raw}) __builtin_abort();  /* out of memory for {n} */",
+                     f"{a.dtype.ctype} {pointer_declarator(n, dims)} = ({t})"
+                     f"(((__UINTPTR_TYPE__){raw} + 63) & ~(__UINTPTR_TYPE__)63);"]
+        free.append(f"__builtin_free({raw});")
+    return allocate, free

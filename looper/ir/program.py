@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass, field, replace
+from typing import Callable, Union
 
 import islpy as isl
 
@@ -270,6 +270,21 @@ def walk(e: Expr):
     elif isinstance(e, Call):
         for a in e.args:
             yield from walk(a)
+
+
+def map_loads(e: Expr, fn: Callable[[Load], Expr]) -> Expr:
+    """`e` with every read `ld` replaced by `fn(ld)` (a transformation that renames storage)."""
+    if isinstance(e, Load):
+        return fn(e)
+    if isinstance(e, (Unary, Cast)):
+        return replace(e, operand=map_loads(e.operand, fn))
+    if isinstance(e, Binary):
+        return replace(e, left=map_loads(e.left, fn), right=map_loads(e.right, fn))
+    if isinstance(e, Select):
+        return replace(e, cond=map_loads(e.cond, fn), then=map_loads(e.then, fn), orelse=map_loads(e.orelse, fn))
+    if isinstance(e, Call):
+        return replace(e, args=tuple(map_loads(a, fn) for a in e.args))
+    return e
 
 
 # ---------------------------------------------------------------------------------------------

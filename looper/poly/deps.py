@@ -13,7 +13,7 @@ from functools import cached_property
 
 import islpy as isl
 
-from ..caching import Memo
+from ..caching import Memo, per_object
 from ..ir.program import Program
 from ..ir.schedule import original
 from .privatize import ScalarFlow, scalar_flows
@@ -31,6 +31,16 @@ class Dependences:
     scalars: dict[str, ScalarFlow]  # kernel-local scalars the kernel writes: privatization candidates
     through: dict[str, isl.UnionMap]  # per such scalar, the dependences through it
     selected: Memo = field(default_factory=Memo, repr=False)  # `_select`'s answers
+    program: Program | None = field(default=None, repr=False)  # the program they are of
+
+    def of(self, program: Program) -> "Dependences":
+        """The dependences of `program`: these, when it is the program they were computed for;
+        else its own (computed once per program).  A step that rewrites statements (an
+        expansion gives each iteration its own copy of an array, a pack adds a copy) changes the
+        dependences every later step must keep: an expansion removes those it was made for."""
+        if self.program is None or program is self.program:
+            return self
+        return dependences_of(program)
 
     @cached_property
     def all(self) -> isl.UnionMap:
@@ -102,4 +112,10 @@ def compute_dependences(program: Program) -> Dependences:
                           program.access_union(writes=False, only={name}), before)
         through[name] = r.union(a).union(o).coalesce()
         raw, war, waw = raw.union(r), war.union(a), waw.union(o)
-    return Dependences(raw, war, waw, shared, scalars, through)
+    return Dependences(raw, war, waw, shared, scalars, through, program=program)
+
+
+@per_object
+def dependences_of(program: Program) -> Dependences:
+    """`compute_dependences`, once per program object."""
+    return compute_dependences(program)

@@ -230,7 +230,7 @@ def check_step(deps: Dependences, before: Lowered, step, after: Lowered, explain
         after.tree
     except IllFormed as e:
         return f"ill-formed loop structure ({e})"
-    return step.check(deps, before, after, explain)
+    return step.check(deps.of(before.program), before, after, explain)
 
 
 def check_schedule(deps: Dependences, schedule) -> str | None:

@@ -52,14 +52,21 @@ def scalar_flows(program: Program) -> dict[str, ScalarFlow]:
                 writers.setdefault(a.array, set()).add(st.name)
     if not writers:
         return {}
-    sched = original(program).union_map.intersect_domain(program.domains())
     out: dict[str, ScalarFlow] = {}
     for name in sorted(writers):
-        w, r = program.access_union(writes=True, only={name}), program.access_union(writes=False, only={name})
-        flow = isl.UnionAccessInfo.from_sink(r).set_must_source(w).set_schedule_map(sched).compute_flow()
+        flow = value_flow(program, name)
         unsourced = frozenset(m.get_tuple_name(isl.dim_type.in_) for m in maps_of(flow.get_must_no_source())
                               if not m.is_empty())
         out[name] = ScalarFlow(name, frozenset(writers[name]), flow.get_must_dependence().coalesce(),
                                unsourced)
     return out
 
+
+
+def value_flow(program: Program, name: str) -> isl.UnionFlow:
+    """isl's value-based flow through one array or scalar in the program's own order: each
+    read's last writer (`get_must_dependence`) and the reads of values from before the kernel
+    (`get_must_no_source`)."""
+    sched = original(program).union_map.intersect_domain(program.domains())
+    w, r = program.access_union(writes=True, only={name}), program.access_union(writes=False, only={name})
+    return isl.UnionAccessInfo.from_sink(r).set_must_source(w).set_schedule_map(sched).compute_flow()

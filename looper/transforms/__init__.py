@@ -1,7 +1,8 @@
 """The transformations (one class each, `registry.py` says what a class declares) and the
 `Schedule` they build.  Importing this package registers every transformation."""
 from .registry import LEVELS, TRANSFORMS, Candidate, CandidateContext, Encoding, Transform, register
-from .fusion import Distribute, Fuse, Shift  # noqa: E402  (registration order is candidate order)
+from .fusion import Distribute, Fission, Fuse, Shift  # noqa: E402  (registration order is candidate order)
+from .expansion import Expand
 from .affine import Interchange, Reverse, Skew
 from .parallel import ParallelRegion, Parallelize
 from .tiling import Tile
@@ -12,5 +13,5 @@ from .unroll import Unroll
 from .schedule import Schedule
 
 __all__ = ["LEVELS", "TRANSFORMS", "Candidate", "CandidateContext", "Encoding", "Transform", "register",
-           "Distribute", "Fuse", "Shift", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelRegion", "Tile", "TimeTile", "RegisterTile", "Pack", "Unroll",
+           "Distribute", "Fission", "Fuse", "Shift", "Expand", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelRegion", "Tile", "TimeTile", "RegisterTile", "Pack", "Unroll",
            "Schedule"]

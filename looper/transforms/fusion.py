@@ -10,11 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
+import islpy as isl
+import networkx as nx
+
 from ..ir.looptree import LoopNode, LoopTree, loop_label
-from ..ir.rows import children_row, inner_loop_row, loop_rows_before, position_row, static_rows_before
+from ..ir.rows import (
+    children_row, in_order, inner_loop_row, loop_rows_before, position_row, statement_index, static_rows_before,
+)
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
 from ..poly.legality import min_distance, order_violation
+from ..poly.relations import maps_of
 from ..poly.reuse import shares_data
 from .registry import CandidateContext, Encoding, Transform, register
 
@@ -217,6 +223,67 @@ class Distribute(Reordering):
                 if n >= 3:
                     for p in range(1, n):
                         yield Distribute(loop.ref.statements, loop.row, (p,))
+
+
+@register
+@dataclass(frozen=True)
+class Fission(Reordering):
+    """Split a nest into one nest per strongly connected component of its statements' dependence
+    graph, in an order that keeps every dependence between them (Kennedy and Allen's maximal
+    distribution; Pluto's --nofuse).  Unlike `Distribute` it may reorder: symm's update of the
+    rows below C[i][j] must run after every C[i][j] is final, so its nest goes last.  Only the
+    root position of each statement changes; inside its nest it keeps its loops."""
+
+    groups: tuple[Stmts, ...]  # the new nests' statements, in execution order
+    kind: ClassVar[str] = "fission"
+    level: ClassVar[str] = "fusion"
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(s for g in self.groups for s in g)
+
+    def apply(self, L: Lowered) -> Lowered:
+        members = self.touched()
+        base = min(L.rows[s][0].const for s in members)
+        rows = dict(L.rows)
+        for s, r in L.rows.items():
+            if s not in members and r[0].const > base:
+                rows[s] = (Row(r[0].coeffs, r[0].const + len(self.groups) - 1),) + r[1:]
+        for g, group in enumerate(self.groups):
+            for s in group:
+                r = rows[s]
+                rows[s] = (Row(r[0].coeffs, base + g),) + r[1:]
+        return replace(L, rows=rows)
+
+    def describe(self, L: Lowered) -> str:
+        return "fission(" + " | ".join(",".join(g) for g in self.groups) + ")"
+
+    def encoding(self) -> Encoding:
+        return Encoding(cuts=len(self.groups) - 1)
+
+    @classmethod
+    def candidates(cls, ctx: CandidateContext) -> Iterator["Fission"]:
+        """In the grown space, each nest with more than one component."""
+        if not ctx.grown:
+            return
+        for nest in ctx.tree.nests:
+            groups = components(ctx.deps, nest.statements)
+            if len(groups) > 1:
+                yield cls(groups)
+
+
+def components(deps: Dependences, statements: frozenset[str]) -> tuple[Stmts, ...]:
+    """The strongly connected components of the dependence graph among `statements`, in a
+    topological order (ties: textual order), each in textual order."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(statements)
+    for m in maps_of(deps.restricted_to(set(statements))):
+        src, dst = m.get_tuple_name(isl.dim_type.in_), m.get_tuple_name(isl.dim_type.out)
+        if src != dst and not m.is_empty():
+            graph.add_edge(src, dst)
+    dag = nx.condensation(graph)
+    first = {c: min(statement_index(s) for s in dag.nodes[c]["members"]) for c in dag.nodes}
+    order = nx.lexicographical_topological_sort(dag, key=lambda c: first[c])
+    return tuple(in_order(dag.nodes[c]["members"]) for c in order)
 
 
 def _siblings_after(L: Lowered, statements: Stmts, row: int) -> list[str]:

@@ -4,8 +4,10 @@ A register tile's columns (`register_tiling`) are loaded as vectors along j.  An
 *first* subscript moves with j (syrk's `A[j][k]`, syr2k's `A[j][k]` and `B[j][k]`) is a column
 walk: one element per row, no vector.  Copied once into `looper_pack_A[k][j]` (BLIS and Polly
 pack their operands the same way, tile by tile), it is read row-wise: contiguous vectors, and the
-statement becomes register-tilable.  The copy costs one pass over the array; the product reads it
-hundreds of times.
+statement becomes register-tilable.  A broadcast operand whose first subscript moves with the
+reduction k (trmm's `A[k][i]`) walks a column too, one row (at large sizes one page) per k step;
+packed, it streams.  The copy costs one pass over the array; the product reads it hundreds of
+times.
 
 The program grows a statement (the copy, in its own nest before every other) and a temporary
 array; the reading statements' references change.  Legal when the array is written nowhere in
@@ -21,9 +23,7 @@ import islpy as isl
 
 from ..ir.domain import LoopContext
 from ..ir.extract import make_statement
-from ..ir.program import (
-    Access, Affine, Array, Assign, Binary, Call, Cast, Expr, Load, Program, Select, Statement, Unary, walk,
-)
+from ..ir.program import Access, Affine, Array, Assign, Expr, Load, Program, Statement, map_loads, walk
 from ..ir.rows import statement_name
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
@@ -94,8 +94,8 @@ class Pack(Transform):
             found = eligible_band(L, stmt, allow_columns=True)
             if found is None or L.n_rows < 5:
                 continue
-            st, (_i, j, _k), _rows = found
-            arrays = sorted({ld.array for ld in _column_reads(st, j)})
+            st, (_i, j, k), _rows = found
+            arrays = sorted({ld.array for ld in _column_reads(st, j, k)})
             if arrays and not set(arrays) & written and all(L.program.arrays[a].rank == 2 for a in arrays):
                 packs = tuple(cls(a, (stmt,)) for a in arrays)
                 yield packs
@@ -112,13 +112,17 @@ def _with_tiles(ctx: CandidateContext, packs: tuple[Pack, ...], stmt: str) -> It
     yield from tiles_after(ctx, packs, packed, frozenset({stmt}))
 
 
-def _column_reads(st: Statement, j: str) -> list[Load]:
-    """Reads whose first subscript (and only it) moves with j: column walks."""
-    out = []
-    for e in walk(st.body.value):
-        if isinstance(e, Load) and len(e.index) == 2 and e.index[0].coeff(j) and not e.index[1].coeff(j):
-            out.append(e)
-    return out
+def _column_reads(st: Statement, j: str, k: str) -> list[Load]:
+    """2-D reads that walk a column: their first subscript (and only it) moves with j (one element
+    per vector lane), or, for an operand the tile broadcasts (j-invariant), with the reduction k
+    (trmm's `A[k][i]`: every k step a new row, a new page at large sizes; packed, the tile's MR
+    rows stream along k as gemm's `A[i][k]` do)."""
+    def down(ld: Load, v: str) -> bool:
+        return bool(ld.index[0].coeff(v)) and not ld.index[1].coeff(v)
+
+    return [e for e in walk(st.body.value)
+            if isinstance(e, Load) and len(e.index) == 2
+            and (down(e, j) or (down(e, k) and not any(a.coeff(j) for a in e.index)))]
 
 
 def _first_nest_rows(n_rows: int, depth: int) -> tuple[Row, ...]:
@@ -140,7 +144,8 @@ def _copy_statement(program: Program, arr: Array, packed: Array, arrays: dict[st
              LoopContext(b, Affine.constant(0), Affine.constant(arr.extent[1]), 1)]
     body = Assign(Load(packed.name, (Affine.of(b), Affine.of(a)), arr.dtype), "=",
                   Load(arr.name, (Affine.of(a), Affine.of(b)), arr.dtype), 0)
-    return make_statement(statement_name(index), body, loops, [], (0, 0, 0), arrays, program.sizes, program.path)
+    # textual position -1: the program's own order (its dependences) runs the copy first too
+    return make_statement(statement_name(index), body, loops, [], (-1, 0, 0), arrays, program.sizes, program.path)
 
 
 def _reading_copy(st: Statement, arr: Array, packed: Array) -> Statement:
@@ -154,15 +159,4 @@ def _reading_copy(st: Statement, arr: Array, packed: Array) -> Statement:
 
 def _redirect(e: Expr, old: str, new: str) -> Expr:
     """`e` with every read old[x][y] replaced by new[y][x]."""
-    if isinstance(e, Load):
-        return Load(new, e.index[::-1], e.dtype) if e.array == old else e
-    if isinstance(e, (Unary, Cast)):
-        return replace(e, operand=_redirect(e.operand, old, new))
-    if isinstance(e, Binary):
-        return replace(e, left=_redirect(e.left, old, new), right=_redirect(e.right, old, new))
-    if isinstance(e, Select):
-        return replace(e, cond=_redirect(e.cond, old, new), then=_redirect(e.then, old, new),
-                       orelse=_redirect(e.orelse, old, new))
-    if isinstance(e, Call):
-        return replace(e, args=tuple(_redirect(a, old, new) for a in e.args))
-    return e
+    return map_loads(e, lambda ld: Load(new, ld.index[::-1], ld.dtype) if ld.array == old else ld)

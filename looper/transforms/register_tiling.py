@@ -21,15 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator, NamedTuple
 
-from ..ir.looptree import IllFormed, loop_label
+from ..ir.looptree import IllFormed, LoopNode, loop_label
 from ..ir.program import Binary, Const, Load, Statement, Unary, walk
 from ..ir.rows import TILE_ROWS, first_statement
 from ..ir.schedule import Lowered, Microkernel, Row
 from ..poly.deps import Dependences
-from ..poly.legality import order_violation
+from ..poly.legality import is_parallel, order_violation
 from ..poly.promotion import promotion_conflict
 from ..runtime.target import vector_bytes
-from .fusion import Distribute
+from .expansion import expansions
+from .fusion import Distribute, Fission
+from .parallel import Parallelize
 from .registry import TRANSFORMS, CandidateContext, Encoding, Transform, register
 
 ADDED_ROWS = 2 * TILE_ROWS  # two tile loops (and their static rows) per register tile
@@ -123,6 +125,7 @@ class RegisterTile(Transform):
             return
         yield from cls._tiles(ctx.lowered, ctx)
         yield from _after_distribution(ctx)
+        yield from _after_enablers(ctx)
 
     @classmethod
     def _tiles(cls, L: Lowered, ctx: CandidateContext, only: frozenset[str] | None = None) -> Iterator["RegisterTile"]:
@@ -175,6 +178,64 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
         for tile in RegisterTile._tiles(cur, ctx):
             if len(tile.blocks) > 1:
                 yield steps + (tile,)
+
+
+def _after_enablers(ctx: CandidateContext) -> Iterator[tuple]:
+    """Register tiles behind the steps that free them from the statements around them: a fission
+    (one nest per component of the dependence graph), an expansion (`transforms.expansion`)
+    alone, or followed by a fission or by the distributions that free a statement.  Each nest
+    with a tiled statement gets its outermost parallel loop.  doitgen's product shares `sum[p]`
+    with the copy that reads it: only with a copy of `sum` per (r, q) (or per q) can it leave
+    their loops, and only then are r (or q) parallel; symm's products also need their statements
+    reordered.  The levels that ran before could not know."""
+    L = ctx.lowered
+    for f in Fission.candidates(ctx):
+        yield from _tiles_behind((f,), L, ctx)
+    for exp in expansions(L.program):
+        expanded = exp.apply(L)
+        inner = _context(expanded, ctx)
+        yield from _tiles_behind((exp,), L, ctx)
+        for f in Fission.candidates(inner):
+            yield from _tiles_behind((exp, f), L, ctx)
+        for seq in _after_distribution(inner):
+            yield _parallel_before_tile((exp,) + seq[:-1], seq[-1], L, ctx.deps)
+
+
+def _tiles_behind(steps: tuple, L: Lowered, ctx: CandidateContext) -> Iterator[tuple]:
+    after = L
+    for t in steps:
+        after = t.apply(after)
+    for tile in RegisterTile._tiles(after, _context(after, ctx)):
+        yield _parallel_before_tile(steps, tile, L, ctx.deps)
+
+
+def _context(L: Lowered, ctx: CandidateContext) -> CandidateContext:
+    """The grown space's context for `L` with its own program's dependences."""
+    return CandidateContext(L, ctx.deps.of(L.program), grown=True)
+
+
+def _parallel_before_tile(steps: tuple, tile: "RegisterTile", L: Lowered, deps: Dependences) -> tuple:
+    """`steps + (tile,)`, with each nest that holds a tiled statement and no parallel loop (after
+    `steps` on `L`) given its outermost loop around the tiled statements that carries no
+    dependence: before the tile, which moves a parallel i or j to its tile loop."""
+    pre = L
+    for t in steps:
+        pre = t.apply(pre)
+    deps = deps.of(pre.program)
+    stmts = tile.touched()
+    loops = []
+    for nest in pre.tree.nests:
+        if not stmts & nest.statements:
+            continue
+        if any((s, l.row) in pre.parallel for l in nest.walk() for s in l.statements):
+            continue
+        loop: LoopNode | None = nest
+        while loop is not None:
+            if is_parallel(deps, pre, loop.row, set(loop.statements)):
+                loops.append(loop.ref)
+                break
+            loop = next((c for c in loop.loops if stmts & c.statements), None)
+    return steps + ((Parallelize(tuple(loops)),) if loops else ()) + (tile,)
 
 
 def _freed(L: Lowered, ctx: CandidateContext, already: frozenset[str]) -> frozenset[str]:

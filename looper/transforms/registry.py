@@ -228,7 +228,7 @@ class Registry:
         """Every candidate the level's transformations propose for `lowered`, each once, in
         registration order (loop by loop at a per-loop level)."""
         spec = next(l for l in LEVELS if l.name == level)
-        ctx = CandidateContext(lowered, deps, grown=grown)
+        ctx = CandidateContext(lowered, deps.of(lowered.program), grown=grown)
         classes = self.at_level(level)
         if spec.per_loop:
             found = (c for loop in ctx.tree.loops() for cls in classes for c in cls.candidates(ctx.at(loop)))

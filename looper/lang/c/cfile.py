@@ -142,7 +142,8 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     nodes = Specializer(sizes, rename).nodes(tree.nodes)
     statements = _statements(nodes, arrays, rename, sizes, pp)
     written = {rename[n] for n in tree.written if n in rename}
-    outputs = tuple(Output(n) for n, a in arrays.items() if n in written and a.role == "param")
+    scratch = {rename[n] for n, a in tree.data.items() if n in rename and site.is_scratch(n)}
+    outputs = tuple(Output(n) for n, a in arrays.items() if n in written and a.role == "param" and n not in scratch)
     if not outputs:
         raise LooperSyntaxError("the scop writes nothing that outlives it (every variable it writes is a "
                                 "local that nothing reads afterwards)", pp.path, site.begin_line, None)
