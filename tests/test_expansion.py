@@ -238,3 +238,18 @@ def test_a_local_scratch_array_of_a_c_scop_expands_in_place(tmp_path):
     text = inplace_source(cf, [v.lowered], ["looper: " + v.describe()])
     assert "__builtin_malloc" in text and "__builtin_free" in text
     assert run(text, "looper") == run(DOITGEN_C, "original")
+
+
+def test_the_harness_allocates_added_arrays_per_call_and_tells_rewrites_apart():
+    """A measuring binary holds dozens of variants: static copies of doitgen's expanded `sum`
+    (27 MB at LARGE) in each passed the 2 GB of the small code model and failed to link, so the
+    harness allocates them as the user's function does.  And a schedule that only expands is a
+    different program from the original, whatever its rows."""
+    from looper.codegen.harness import program_c
+    p, d = _doitgen("LARGE")
+    s = Schedule(p)
+    variants = [s.then(*c) for c in generate("register", s, d, grown=True) if isinstance(c[0], Expand)][:3]
+    text = program_c(p, [v.lowered for v in variants])
+    assert "static double looper_exp_sum" not in text and text.count("__builtin_malloc") == 3
+    a, b = (s.then(Expand("sum", ("S0", "S1", "S2"), levels)) for levels in ((0,), (1,)))
+    assert len({s.identity, a.identity, b.identity}) == 3

@@ -22,7 +22,7 @@ from ..ir.program import Array, Assign, DType, Guard, Loop, Node, Program
 from ..ir.schedule import Lowered
 from .ast import kernel_body
 from .cexpr import c_assign, c_bound, c_name
-from .storage import byte_count, heap_arrays, pointer_declarator
+from .storage import byte_count, heap_arrays, pointer_declarator, temporaries
 
 # Bumped whenever how a run is timed changes: part of every measurement's memo key, and recorded
 # with every collected data point.  2: arrays are touched before the first timed run, and
@@ -102,11 +102,14 @@ def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list
     locals_ = [a for a in p.arrays.values() if a.role == "local"]
     decls = _locals(locals_)
     env = _size_env(p)
-    decls += [cgen.Statement(f"static {_decl(a, env)} __attribute__((aligned(64)))")
-              for a in p.arrays.values() if a.role == "temp"]  # packed copies (transforms.packing)
+    # the arrays the schedule adds (packed copies, expanded temporaries), allocated as the C
+    # function a user calls allocates them: a binary holds many variants, and static copies of a
+    # large expanded array in each would pass the 2 GB the small code model reaches
+    allocate, free = temporaries(p, c_name)
+    decls += [cgen.Line(x) for x in allocate]
     if iterators:
         decls.append(cgen.Statement("int " + ", ".join(iterators)))
-    contents = decls + [cgen.Line("#pragma scop")] + body + [cgen.Line("#pragma endscop")]
+    contents = decls + [cgen.Line("#pragma scop")] + body + [cgen.Line("#pragma endscop")] + [cgen.Line(x) for x in free]
     return cgen.FunctionBody(_void_fn(name),
                              cgen.Block(contents))
 

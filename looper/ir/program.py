@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Callable, Union
 
 import islpy as isl
@@ -401,6 +402,16 @@ class Program:
     @property
     def max_depth(self) -> int:
         return max((s.depth for s in self.statements), default=0)
+
+    @cached_property
+    def rewritten(self) -> tuple:
+        """() for a program as parsed; for one a transformation rewrote (a packed copy, an
+        expanded temporary), the arrays it added and every statement's references: what tells
+        it apart from the parsed program and from other rewrites with the same schedule rows."""
+        temps = tuple((a.name, a.extent) for a in self.arrays.values() if a.role == "temp")
+        if not temps:
+            return ()
+        return temps + tuple((s.name, tuple((a.array, a.index) for a in s.accesses)) for s in self.statements)
 
     def statement(self, name: str) -> Statement:
         for s in self.statements:

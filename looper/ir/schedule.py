@@ -125,11 +125,14 @@ class Lowered:
 
     @cached_property
     def identity(self) -> tuple:
-        """What makes two lowered schedules the same program: rows and annotations.  Schedules
-        reached by different sequences with equal identities print the same C."""
+        """What makes two lowered schedules the same program: rows, annotations and the storage
+        the statements use (an expansion changes that alone).  Schedules reached by different
+        sequences with equal identities print the same C."""
         ident = (tuple(sorted(self.rows.items())), self.parallel, tuple(sorted(self.unroll)), self.vector)
         if self.microkernels:
             ident += (self.microkernels,)
+        if self.program.rewritten:
+            ident += (self.program.rewritten,)
         return ident + ("region",) if self.region else ident
 
     @cached_property
