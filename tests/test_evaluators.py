@@ -361,3 +361,32 @@ def test_guided_exploration_measures_what_the_guide_would_choose():
     assert all(e.score.speedup < 1.5 for e in refined)  # measured by the search's evaluator
     assert guided.best_score.speedup == base.best_score.speedup
     assert not any(t.kind == "interchange" for t in guided.best.steps)
+
+
+def test_a_variant_gcc_refuses_does_not_take_its_batch_with_it(monkeypatch):
+    """Candidates are compiled in batches; a batch gcc refuses is halved until the refused
+    variant is alone, and the others are measured as usual."""
+    from looper.runtime.compile import CompileError
+    from looper.transforms import Parallelize
+    p = parse_file(kernel_path("jacobi_1d"), "MINI")
+    good = Schedule.from_json(p, [{"kind": "parallelize", "loops": [[["S0"], 3], [["S1"], 3]]}])
+    others = [Schedule(p).then(Parallelize(((("S0",), 3),))), Schedule(p).then(Parallelize(((("S1",), 3),)))]
+    bad = Schedule(p).then(Interchange(("S0",), 1, 3))
+    ev = ExecutionEvaluator(p, repeats=1, threads=2, memoize=False)
+    real = ev.builder.build
+    builds = []
+
+    def build(variants, exact=False):
+        builds.append(len(variants))
+        if any(v is bad.lowered for v in variants):
+            raise CompileError("error: gcc refused it")
+        return real(variants, exact)
+
+    monkeypatch.setattr(ev.builder, "build", build)
+    try:
+        scores = ev.evaluate(p, [good, bad] + others)
+    finally:
+        ev.close()
+    assert [s.status for s in scores][1] == "compile-error"
+    assert all(s.status != "compile-error" and s.times for k, s in enumerate(scores) if k != 1)
+    assert 4 in builds and 2 in builds  # the batch, then its halves (after the original's build)

@@ -227,3 +227,30 @@ def test_a_broadcast_operand_walking_down_the_reduction_is_packed(tmp_path):
     gemm = parse_file(kernel_path("gemm"), "SMALL")  # B[k][j] is a row walk: nothing to pack
     g = Schedule(gemm).then(Distribute(("S0", "S1"), 1, (1,)))
     assert generate("pack", g, compute_dependences(gemm), grown=True) == []
+
+
+def test_a_parallel_loop_around_only_full_tiles_names_only_declared_iterators(tmp_path):
+    """When every tile is full, the micro-kernel prints no point loops: the parallel loop's
+    private clause named their iterators anyway, undeclared, and gcc refused every such variant
+    (doitgen's 4x32 tiles at LARGE were compile errors in the search)."""
+    from looper.codegen.harness import program_c
+    from looper.runtime.target import vector_bytes
+    lanes = vector_bytes() // 8
+    src = f'''
+SIZES = {{"S": dict(M=12, N={8 * lanes}, K=10)}}
+def kernel(M: int, N: int, K: int, A: f64[M, K], B: f64[K, N], C: f64[M, N]):
+    for i in range(M):
+        for k in range(K):
+            for j in range(N):
+                C[i, j] += A[i, k] * B[k, j]
+OUTPUTS = ["C"]
+'''
+    p = parse_source(src, "full_tiles.py", "S")
+    d = compute_dependences(p)
+    s = Schedule(p).then(*generate("parallel", Schedule(p), d)[0])
+    full = [c for c in generate("register", s, d, grown=True)
+            if 12 % c[0].blocks[0].mr == 0 and (8 * lanes) % c[0].blocks[0].nr == 0]
+    assert full
+    variants = [s.then(*c) for c in full]
+    assert all(check_schedule(d, v) is None for v in variants)
+    assert differential(p, variants, tmp_path, threads=2) == []

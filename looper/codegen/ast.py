@@ -106,16 +106,6 @@ class KernelPrinter:
         # rows name this schedule's loops only (an annotated AST of isl's scheduler has others)
         ours = any(row in self.parallel_dims.get(s, ()) for s in stmts)
         parallel = self.in_parallel == 0 and (annotation(n) == PARALLEL_LOOP or ours)
-        if parallel:
-            inner = [self.rename(x) for x in sorted(iterators(n.for_get_body()), key=row_of_iterator)]
-            for (r, loop_stmts), scalars in self.private.items():
-                if r == row and stmts <= loop_stmts:
-                    inner += [c_name(x) for x in sorted(scalars)]
-            private = f" private({', '.join(inner)})" if inner else ""
-            chunk = cyclic_chunk(self.lowered, row, stmts) if ours and self.balance else None
-            cyclic = f" schedule(static, {chunk})" if chunk else ""
-            construct = "omp for" if worksharing else "omp parallel for"
-            pragmas.append(cgen.Pragma(f"{construct}{cyclic}{private}"))
         factor = max((self.lowered.unroll_factor(s, row) for s in stmts), default=0)
         if factor > 1 and not parallel:  # gcc accepts no unroll pragma on an OpenMP loop
             pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
@@ -128,6 +118,19 @@ class KernelPrinter:
         finally:
             self.in_parallel -= parallel
             self.printed.pop()
+        if parallel:
+            # the iterators printed below it (a micro-kernel prints no point loops where every
+            # tile is full: naming those would name undeclared variables)
+            inner = [self.rename(x) for x in sorted(iterators(n.for_get_body()), key=row_of_iterator)
+                     if x in self.iterators]
+            for (r, loop_stmts), scalars in self.private.items():
+                if r == row and stmts <= loop_stmts:
+                    inner += [c_name(x) for x in sorted(scalars)]
+            private = f" private({', '.join(inner)})" if inner else ""
+            chunk = cyclic_chunk(self.lowered, row, stmts) if ours and self.balance else None
+            cyclic = f" schedule(static, {chunk})" if chunk else ""
+            construct = "omp for" if worksharing else "omp parallel for"
+            pragmas.insert(0, cgen.Pragma(f"{construct}{cyclic}{private}"))
         inc = isl_c(n.for_get_inc(), self.rename)
         name = self.rename(it)
         step = f"{name}++" if inc == "1" else f"{name} += {inc}"

@@ -92,9 +92,10 @@ class RegionPrinter:
 
     # -- printing ----------------------------------------------------------------------------------
     def print(self, root: isl.AstNode) -> list[cgen.Generable]:
-        names = sorted(iterators(root), key=row_of_iterator)
-        private = f" private({', '.join(self.p.rename(x) for x in names)})" if names else ""
         body = self.block(root)
+        # the iterators printed (a micro-kernel prints no point loops where every tile is full)
+        names = [x for x in sorted(iterators(root), key=row_of_iterator) if x in self.p.iterators]
+        private = f" private({', '.join(self.p.rename(x) for x in names)})" if names else ""
         return [cgen.Pragma(f"omp parallel{private}"), cgen.Block(body)]
 
     def block(self, n: isl.AstNode) -> list[cgen.Generable]:

@@ -54,7 +54,9 @@ def temporaries(program: Program, name_of: Callable[[str], str]) -> tuple[list[s
     """C lines allocating the arrays a schedule adds (packed copies, expanded temporaries) on the
     heap, 64-byte aligned, and the lines freeing them: for code that runs inside the user's
     function (a static buffer would make it unsafe to call from two threads at once).  GCC/clang
-    builtins only: the code is pasted where no header may be included."""
+    builtins only: the code is pasted where no header may be included.  `restrict`: gcc must know
+    the buffer aliases no other array, as it knows of a static one, or it reloads every
+    accumulator from memory (doitgen's expanded `sum` alone ran 5x slower without it)."""
     allocate, free = [], []
     for a in program.arrays.values():
         if a.role != "temp":
@@ -65,7 +67,7 @@ def temporaries(program: Program, name_of: Callable[[str], str]) -> tuple[list[s
         t = f"{a.dtype.ctype} {pointer_declarator('', dims)}"  # the pointer's type, for the cast
         allocate += [f"char *{raw} = __builtin_malloc({array_bytes(a) + 63});",
                      f"if (!{raw}) __builtin_abort();  /* out of memory for {n} */",
-                     f"{a.dtype.ctype} {pointer_declarator(n, dims)} = ({t})"
+                     f"{a.dtype.ctype} {pointer_declarator('restrict ' + n, dims)} = ({t})"
                      f"(((__UINTPTR_TYPE__){raw} + 63) & ~(__UINTPTR_TYPE__)63);"]
         free.append(f"__builtin_free({raw});")
     return allocate, free

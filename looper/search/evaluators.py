@@ -155,7 +155,9 @@ class ExecutionEvaluator:
                 continue
             key = self.memo_key(s, repeats)
             m = store.get(key) if store is not None else None
-            if m is not None and (m.status != Status.TIMEOUT or m.cutoff >= self.limits.for_candidate(repeats, self.baseline)[1]):
+            # a compile error is looper's bug or the build's, never the candidate's speed: built again
+            if m is not None and m.status != Status.COMPILE_ERROR \
+                    and (m.status != Status.TIMEOUT or m.cutoff >= self.limits.for_candidate(repeats, self.baseline)[1]):
                 out[k] = self._score(m)
             else:
                 pending.append((k, s, key))
@@ -171,25 +173,35 @@ class ExecutionEvaluator:
     def _measure(self, pending: list[tuple[int, Schedule, str]], out: list, repeats: int,
                  store: MeasurementStore | None) -> None:
         """Build the pending candidates in batches, run and record each."""
-        done = 0
+        done = [0, len(pending)]
         for start in range(0, len(pending), self.batch_size):
-            batch = pending[start:start + self.batch_size]
-            try:
-                binary = self.builder.build([s.lowered for _, s, _ in batch])
-            except CompileError as e:
-                for k, s, key in batch:
-                    m = Measurement(Status.COMPILE_ERROR, [], 0.0, str(e).splitlines()[0], load_average())
-                    self._record(key, m, s, store)
-                    out[k] = self._score(m)
-                continue
-            for j, (k, s, key) in enumerate(batch):
-                m = self._measure_one(binary.path, j, s, repeats)
-                self.measured += 1
-                self._record(key, m, s, store)
-                out[k] = self._score(m)
-                done += 1
-                if self.progress:
-                    self.progress(done, len(pending))
+            self._measure_batch(pending[start:start + self.batch_size], out, repeats, store, done)
+
+    def _measure_batch(self, batch: list[tuple[int, Schedule, str]], out: list, repeats: int,
+                       store: MeasurementStore | None, done: list[int]) -> None:
+        """One binary for `batch`, each variant run and recorded.  A batch gcc refuses is halved
+        until each refused variant is alone: one bad variant must not take the others with it."""
+        try:
+            binary = self.builder.build([s.lowered for _, s, _ in batch])
+        except CompileError as e:
+            if len(batch) > 1:
+                half = len(batch) // 2
+                self._measure_batch(batch[:half], out, repeats, store, done)
+                self._measure_batch(batch[half:], out, repeats, store, done)
+                return
+            (k, s, key), = batch
+            m = Measurement(Status.COMPILE_ERROR, [], 0.0, str(e).splitlines()[0], load_average())
+            self._record(key, m, s, store)
+            out[k] = self._score(m)
+            return
+        for j, (k, s, key) in enumerate(batch):
+            m = self._measure_one(binary.path, j, s, repeats)
+            self.measured += 1
+            self._record(key, m, s, store)
+            out[k] = self._score(m)
+            done[0] += 1
+            if self.progress:
+                self.progress(done[0], done[1])
 
     def _measure_one(self, binary: Path, variant: int, s: Schedule, repeats: int) -> Measurement:
         cutoff, timeout = self.limits.for_candidate(repeats, self.baseline)
