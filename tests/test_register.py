@@ -36,8 +36,8 @@ def test_candidates_only_in_the_grown_space_and_only_where_the_body_vectorizes()
     p, d, s = _gemm("MINI")
     assert generate("register", s, d) == []  # the shipped model's space has no register tiles
     cands = generate("register", s, d, grown=True)
-    assert cands and all(isinstance(c[0], RegisterTile) for c in cands)
-    assert {(b.i, b.j, b.k) for c in cands for b in c[0].blocks} == {(1, 5, 3)}
+    assert cands and all(isinstance(c[-1], RegisterTile) for c in cands)
+    assert {(b.i, b.j, b.k) for c in cands if len(c) == 1 for b in c[0].blocks} == {(1, 5, 3)}
     syrk = parse_file(kernel_path("syrk"), "MINI")  # A[j][k]: j moves a row index, no vector
     assert generate("register", Schedule(syrk), compute_dependences(syrk), grown=True) == []
 
@@ -166,11 +166,11 @@ def test_a_register_tile_leaves_the_other_statements_tilable(tmp_path):
         splits = [c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)]
         s = s.then(*splits[0]) if splits else s
     s = s.then(*generate("parallel", s, d)[0])
-    alone = [c for c in generate("register", s, d, grown=True) if len(c[0].blocks) == 1]
+    alone = [c for c in generate("register", s, d, grown=True) if len(c) == 1 and len(c[0].blocks) == 1]
     first = next(c for c in alone if check_schedule(d, s.then(*c)) is None)
     one = s.then(*first)
     (tiled,) = first[0].touched()
-    more = generate("register", one, d, grown=True)
+    more = [c for c in generate("register", one, d, grown=True) if len(c) == 1]  # tiles alone
     assert more and all(isinstance(c[0], RegisterTile) and tiled not in c[0].touched() for c in more)
     both = [one.then(*c) for c in more[:2]]
     assert all(check_schedule(d, v) is None for v in both)
@@ -249,8 +249,24 @@ OUTPUTS = ["C"]
     d = compute_dependences(p)
     s = Schedule(p).then(*generate("parallel", Schedule(p), d)[0])
     full = [c for c in generate("register", s, d, grown=True)
-            if 12 % c[0].blocks[0].mr == 0 and (8 * lanes) % c[0].blocks[0].nr == 0]
+            if len(c) == 1 and 12 % c[0].blocks[0].mr == 0 and (8 * lanes) % c[0].blocks[0].nr == 0]
     assert full
     variants = [s.then(*c) for c in full]
     assert all(check_schedule(d, v) is None for v in variants)
     assert differential(p, variants, tmp_path, threads=2) == []
+
+
+def test_the_register_level_offers_register_tiles_inside_cache_tiles(tmp_path):
+    """trmm: the product's register tile inside a cache-sized tile of its three loops (the
+    reduction in panels), with the outermost parallel loop; legal and exact at two threads."""
+    from looper.transforms import Tile
+    p = parse_file(kernel_path("trmm"), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    for _ in range(2):  # the product alone in its loops
+        s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
+    inside = [c for c in generate("register", s, d, grown=True) if isinstance(c[0], Tile)]
+    assert inside and all(isinstance(c[-1], RegisterTile) and len(set(c[0].bands[0].sizes)) > 1 for c in inside)
+    legal = [s.then(*c) for c in inside if check_schedule(d, s.then(*c)) is None]
+    assert legal and any("parallelize" in v.describe() for v in legal)
+    assert differential(p, legal[:2] + legal[-1:], tmp_path, threads=2) == []

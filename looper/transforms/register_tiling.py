@@ -32,6 +32,7 @@ from ..runtime.target import vector_bytes
 from .expansion import expansions
 from .fusion import Distribute, Fission
 from .parallel import Parallelize
+from .tiling import Tile
 from .registry import TRANSFORMS, CandidateContext, Encoding, Transform, register
 
 ADDED_ROWS = 2 * TILE_ROWS  # two tile loops (and their static rows) per register tile
@@ -126,6 +127,7 @@ class RegisterTile(Transform):
         yield from cls._tiles(ctx.lowered, ctx)
         yield from _after_distribution(ctx)
         yield from _after_enablers(ctx)
+        yield from _inside_cache_tiles(ctx)
 
     @classmethod
     def _tiles(cls, L: Lowered, ctx: CandidateContext, only: frozenset[str] | None = None) -> Iterator["RegisterTile"]:
@@ -199,6 +201,27 @@ def _after_enablers(ctx: CandidateContext) -> Iterator[tuple]:
             yield from _tiles_behind((exp, f), L, ctx)
         for seq in _after_distribution(inner):
             yield _parallel_before_tile((exp,) + seq[:-1], seq[-1], L, ctx.deps)
+
+
+def _inside_cache_tiles(ctx: CandidateContext) -> Iterator[tuple]:
+    """Register tiles inside the cache-sized tiles of their three loops (`tiling.cache_tiles`:
+    BLIS's loops around the micro-kernel, a panel of the reduction kept in L1 and L2).  Alone, a
+    register tile streams the whole reduction of every tile: trmm's from memory once it passes
+    L2 (23% of peak at LARGE, the traffic at the triad bandwidth).  The tile level scores a cache
+    tile by itself and keeps the register tiles offered ahead instead, so the pair is offered
+    here (with the nest's outermost parallel loop, when the schedule has none)."""
+    L = ctx.lowered
+    for tile in Tile.candidates(ctx):
+        band = tile.bands[0]
+        if len(tile.bands) != 1 or len(band.rows) != 3 or len(set(band.sizes)) == 1:
+            continue  # cache-sized tiles of one three-loop band only
+        after = tile.apply(L)
+        try:
+            after.tree
+        except IllFormed:
+            continue
+        for rt in RegisterTile._tiles(after, _context(after, ctx)):
+            yield _parallel_before_tile((tile,), rt, L, ctx.deps)
 
 
 def _tiles_behind(steps: tuple, L: Lowered, ctx: CandidateContext) -> Iterator[tuple]:
