@@ -117,7 +117,7 @@ def test_the_pack_level_offers_each_pack_with_the_register_tiles_it_enables(kern
     """A pack alone only costs (the copy, and the same column walk in the product), so a beam that
     scores one level at a time would drop it before the register level: the pack level offers the
     pack followed by each register tile of its statement too, legal and exact."""
-    from looper.transforms import Pack, RegisterTile
+    from looper.transforms import Pack, RegisterTile, Tile
     p = parse_file(kernel_path(kernel), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
@@ -128,7 +128,8 @@ def test_the_pack_level_offers_each_pack_with_the_register_tiles_it_enables(kern
     assert alone and joint
     packed = s.then(*alone[0])
     later = {c for c in generate("register", packed, d, grown=True) if len(c) == 1 and len(c[0].blocks) == 1}
-    assert {c[len(alone[0]):] for c in joint if c[:len(alone[0])] == alone[0]} == later
+    assert {c[len(alone[0]):] for c in joint if c[:len(alone[0])] == alone[0] and len(c) == len(alone[0]) + 1} == later
+    assert any(isinstance(c[len(alone[0])], Tile) for c in joint)  # and inside cache tiles
     variants = [s.then(*c) for c in joint[:2]]
     assert all(check_schedule(d, v) is None for v in variants)
     assert differential(p, variants, tmp_path, threads=2) == []
@@ -138,7 +139,7 @@ def test_the_pack_level_offers_each_pack_with_the_register_tiles_it_enables(kern
 def test_the_tile_level_offers_register_tiles_ahead_in_the_grown_space(tmp_path):
     """A cache tile chosen on its own can leave no order a register tile applies to, so the tile
     level also offers the register tiles (with their packs) of the schedule it refines."""
-    from looper.transforms import Pack, RegisterTile, Tile
+    from looper.transforms import Pack, Parallelize, RegisterTile, Tile
     p = parse_file(kernel_path("syrk"), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
@@ -146,7 +147,9 @@ def test_the_tile_level_offers_register_tiles_ahead_in_the_grown_space(tmp_path)
     s = s.then(*generate("parallel", s, d)[0])
     grown = generate("tile", s, d, grown=True)
     ahead = [c for c in grown if isinstance(c[-1], RegisterTile)]
-    assert ahead and all(isinstance(t, Pack) for c in ahead for t in c[:-1])
+    # packs, then the register tile, alone or inside a cache tile (with the nest's parallel loop)
+    assert ahead and all(isinstance(t, (Pack, Tile, Parallelize)) for c in ahead for t in c[:-1])
+    assert any(all(isinstance(t, Pack) for t in c[:-1]) for c in ahead)
     assert {c for c in generate("pack", s, d, grown=True) if isinstance(c[-1], RegisterTile)} <= set(ahead)
     assert any(isinstance(c[0], Tile) for c in grown)
     assert not any(isinstance(c[-1], RegisterTile) for c in generate("tile", s, d, grown=False))

@@ -148,10 +148,14 @@ MAX_DISTRIBUTIONS = 2  # a product inside `for i { for j { init; for k {...} } }
 
 def tiles_after(ctx: CandidateContext, steps: tuple, after: Lowered, freed: frozenset[str]) -> Iterator[tuple]:
     """`steps` (an enabler: packs, distributions) followed by each register tile of the statements
-    it `freed` in `after`, its result.  An enabler scored alone is a loss or nothing, so a beam
-    that scores one level at a time drops it before the register tile that pays for it."""
+    it `freed` in `after`, its result, alone and inside cache tiles.  An enabler scored alone is
+    a loss or nothing, so a beam that scores one level at a time drops it before the register
+    tile that pays for it."""
     for tile in RegisterTile._tiles(after, ctx, freed):
         yield steps + (tile,)
+    for seq in _inside_cache_tiles(_context(after, ctx)):
+        if seq[-1].touched() <= freed:
+            yield steps + seq
 
 
 def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
