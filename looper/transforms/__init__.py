@@ -3,15 +3,17 @@
 from .registry import LEVELS, TRANSFORMS, Candidate, CandidateContext, Encoding, Transform, register
 from .fusion import Distribute, Fission, Fuse, Shift  # noqa: E402  (registration order is candidate order)
 from .expansion import Expand
+from .isl_schedule import IslSchedule
 from .affine import Interchange, Reverse, Skew
 from .parallel import ParallelRegion, Parallelize
 from .tiling import Tile
 from .register_tiling import RegisterTile
 from .packing import Pack
 from .time_tiling import TimeTile
+from .sink_tiling import SinkTile
 from .unroll import Unroll
 from .schedule import Schedule
 
 __all__ = ["LEVELS", "TRANSFORMS", "Candidate", "CandidateContext", "Encoding", "Transform", "register",
-           "Distribute", "Fission", "Fuse", "Shift", "Expand", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelRegion", "Tile", "TimeTile", "RegisterTile", "Pack", "Unroll",
+           "Distribute", "Fission", "Fuse", "Shift", "Expand", "IslSchedule", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelRegion", "Tile", "TimeTile", "SinkTile", "RegisterTile", "Pack", "Unroll",
            "Schedule"]
