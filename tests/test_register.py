@@ -273,3 +273,60 @@ def test_the_register_level_offers_register_tiles_inside_cache_tiles(tmp_path):
     legal = [s.then(*c) for c in inside if check_schedule(d, s.then(*c)) is None]
     assert legal and any("parallelize" in v.describe() for v in legal)
     assert differential(p, legal[:2] + legal[-1:], tmp_path, threads=2) == []
+
+
+def test_every_product_gets_its_register_tile_inside_its_own_cache_tiles_in_one_step(tmp_path):
+    """symm, once its temporary is expanded and its nest split: both products (the rows above
+    C[i][j], the dot product into temp2) register-tiled inside cache tiles of their own three
+    loops in one candidate (each one alone streams the other's operand from L3), with each
+    nest's outermost parallel loop; legal and exact at 1 and 4 threads."""
+    from looper.transforms import Expand, Fission, Tile
+    p = parse_file(kernel_path("symm"), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    s = s.then(*[c for c in generate("fusion", s, d, grown=True) if isinstance(c[0], Fission)][0])
+    joint = [c for c in generate("register", s, d, grown=True)
+             if isinstance(c[-1], RegisterTile) and len(c[-1].blocks) == 2 and any(isinstance(t, Tile) for t in c)]
+    assert joint and all(any(isinstance(t, Expand) for t in c) for c in joint)
+    assert all(len(next(t for t in c if isinstance(t, Tile)).bands) == 2 for c in joint)
+    legal = [s.then(*c) for c in joint if check_schedule(d, s.then(*c)) is None]
+    assert legal and all("parallelize" in v.describe() for v in legal)
+    for threads in (1, 4):
+        assert differential(p, legal[:2] + legal[-1:], tmp_path, threads=threads) == []
+
+
+@pytest.mark.parametrize("extent,size,threads,want", [
+    (1200, 480, 2, 600),  # 3 tiles of 480 on 2 threads: 2 tiles for one, 1/2 for the other
+    (1200, 600, 2, None),  # already even
+    (1200, 480, 4, 304),
+    (1000, 96, 2, 72),
+    (60, 32, 8, None),  # too short to give 8 threads a tile each
+])
+def test_balanced_tile_sizes_split_a_loop_evenly_among_the_threads(extent, size, threads, want):
+    from looper.transforms.tiling import balanced
+    got = balanced(extent, size, threads)
+    assert got == want
+    if got is not None:
+        n = -(-extent // got)
+        assert n % threads == 0 and got % 8 == 0
+
+
+def test_cache_tiles_depend_on_the_thread_count():
+    """LARGE trmm, its product alone in its nest: the contiguous loop's 480-column tiles come
+    with 600-column ones on 2 threads (and 304 on 4); on 1 thread only the cache-sized shapes."""
+    from looper.transforms import Fission, Tile
+    p = parse_file(kernel_path("trmm"), "LARGE")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    s = s.then(*[c for c in generate("fusion", s, d, grown=True) if isinstance(c[0], Fission)][0])
+
+    def sizes(threads):
+        return {c[0].bands[0].sizes for c in generate("tile", s, d, grown=True, threads=threads)
+                if isinstance(c[0], Tile) and len(c[0].bands) == 1 and len(c[0].bands[0].rows) == 3}
+    one, two, four = sizes(1), sizes(2), sizes(4)
+    assert one <= two and one <= four
+
+    def even(z, threads):  # some tile of M=1000 rows or N=1200 columns splits among the threads
+        return any(-(-e // x) % threads == 0 for x in z for e in (1000, 1200))
+    assert all(even(z, 2) for z in two - one) and all(even(z, 4) for z in four - one)
+    assert two - one or all(even(z, 2) for z in one)  # (on a machine whose caches already split it)

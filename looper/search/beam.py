@@ -151,7 +151,7 @@ def expand(state: BeamState, level: str, depth: int, deps: Dependences
     fresh: list[Explored] = []
     children: dict[str, list[Explored]] = {}
     for parent, _ in state.beam + state.lanes:
-        for steps in sample(state.policy, generate(level, parent, deps, state.policy.grown), depth, parent):
+        for steps in sample(state.policy, generate(level, parent, deps, state.policy.grown, state.policy.threads), depth, parent):
             key = repr(parent.steps + steps)
             if key in state.seen_keys:
                 continue

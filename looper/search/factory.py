@@ -101,5 +101,6 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
         net, meta = model
         scorer = ModelEvaluator(program, net, meta)
     policy = policy_for(evaluator, meta, beam=beam, max_affine=max_affine, max_fusion=max_fusion,
-                        min_gain=min_gain, time_budget=time_budget, explain=explain or None)
+                        min_gain=min_gain, time_budget=time_budget, explain=explain or None,
+                        threads=measure.threads if measure is not None else threads)
     return Search(program, evaluator, policy, scorer, measure, verify_top, notes=notes)

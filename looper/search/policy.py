@@ -66,6 +66,9 @@ class SearchPolicy:
     # (it changes no loop), and waking sleeping threads per loop is what made answers slower
     # than the original when run without looper's timing environment
     regions: bool = False
+    # the threads the answer runs on (None: the machine's default): candidates that depend on it
+    # (tile sizes that split a parallel loop evenly) are made for this many
+    threads: int | None = None
 
     @property
     def levels(self) -> list[str]:

@@ -113,13 +113,23 @@ class CandidateContext:
     # the grown search space (register tiles, rectangular and cache-sized tiles, ...): the
     # shipped cost model was trained on the first one, so a model-guided search stays there
     grown: bool = False
+    # the threads the schedule will run on (None: the machine's default, OMP_NUM_THREADS or all
+    # cores): tile sizes that split a parallel loop evenly among them depend on it
+    threads: int | None = None
+
+    @property
+    def thread_count(self) -> int:
+        if self.threads:
+            return self.threads
+        from ..runtime.machine import default_threads
+        return default_threads()
 
     @property
     def tree(self) -> LoopTree:
         return self.lowered.tree
 
     def at(self, loop: LoopNode) -> "CandidateContext":
-        return CandidateContext(self.lowered, self.deps, loop, self.grown)
+        return CandidateContext(self.lowered, self.deps, loop, self.grown, self.threads)
 
 
 class Transform:
@@ -224,11 +234,12 @@ class Registry:
     def at_level(self, level: str) -> list[type[Transform]]:
         return [c for c in self._classes.values() if c.level == level]
 
-    def generate(self, level: str, lowered: Lowered, deps: "Dependences", grown: bool = False) -> list[Candidate]:
+    def generate(self, level: str, lowered: Lowered, deps: "Dependences", grown: bool = False,
+                 threads: int | None = None) -> list[Candidate]:
         """Every candidate the level's transformations propose for `lowered`, each once, in
         registration order (loop by loop at a per-loop level)."""
         spec = next(l for l in LEVELS if l.name == level)
-        ctx = CandidateContext(lowered, deps.of(lowered.program), grown=grown)
+        ctx = CandidateContext(lowered, deps.of(lowered.program), grown=grown, threads=threads)
         classes = self.at_level(level)
         if spec.per_loop:
             found = (c for loop in ctx.tree.loops() for cls in classes for c in cls.candidates(ctx.at(loop)))

@@ -100,7 +100,7 @@ class Tile(Transform):
         if ctx.grown:
             for bands in per_nest.values():
                 for b in bands:
-                    for sizes in cache_tiles(ctx.lowered, b):
+                    for sizes in cache_tiles(ctx.lowered, b, ctx.thread_count):
                         yield Tile((BandRef(b[0].ref.statements, tuple(l.row for l in b), sizes),))
 
 
@@ -108,11 +108,16 @@ class Tile(Transform):
 TILE_GRAIN = 96
 
 
-def cache_tiles(L: Lowered, band: list[LoopNode]) -> list[tuple[int, ...]]:
+def cache_tiles(L: Lowered, band: list[LoopNode], threads: int = 1) -> list[tuple[int, ...]]:
     """Rectangular tile sizes for a band, sized to the data caches (`runtime.target`): the loop
     that moves along the rows of what the band's first statement writes (contiguous) gets the
     long side, a loop absent from it (a reduction, k of a matrix product) a panel that keeps
-    a tile's operands in L1 and L2, the other one rows enough to reuse that panel."""
+    a tile's operands in L1 and L2, the other one rows enough to reuse that panel.
+
+    With several threads, each shape also comes with its tile along a non-reduction loop cut
+    so that the loop's tiles split evenly among the threads (`balanced`): one of those tile
+    loops is what the parallel level makes parallel, and 3 tiles of 480 columns on 2 threads
+    leave one thread a third of the work (LARGE trmm: 0.027 s with 480, 0.017 s with 600)."""
     stmt = L.program.statement(first_statement(band[0].statements))
     target = stmt.body.target
     roles = []
@@ -139,7 +144,55 @@ def cache_tiles(L: Lowered, band: list[LoopNode]) -> list[tuple[int, ...]]:
         sizes = tuple({"m": m, "k": k, "n": n}[r] for r in roles)
         if sizes not in out:
             out.append(sizes)
+    if threads > 1:
+        for sizes in list(out):
+            for pos, (loop, role) in enumerate(zip(band, roles)):
+                if role == "k":
+                    continue
+                extent = _extent(L, stmt.name, loop.row)
+                even = balanced(extent, sizes[pos], threads) if extent else None
+                if even is not None:
+                    cut = sizes[:pos] + (even,) + sizes[pos + 1:]
+                    if cut not in out:
+                        out.append(cut)
     return out
+
+
+VECTOR_GRAIN = 8  # a balanced tile stays a multiple of the widest vector of doubles
+
+
+def balanced(extent: int, size: int, threads: int) -> int | None:
+    """The tile size nearest `size` whose tiles of a loop of `extent` iterations split evenly
+    among `threads` (their count a multiple of it, the last one nearly full), a multiple of
+    VECTOR_GRAIN; None when `size` already does, or the loop is too short to give each thread
+    a tile."""
+    def even(s: int) -> bool:
+        n = -(-extent // s)
+        return n % threads == 0 and extent - (n - 1) * s >= s * 3 // 4
+    if even(size) or extent < threads * VECTOR_GRAIN:
+        return None
+    best = None
+    for parts in range(threads, extent // VECTOR_GRAIN + 1, threads):
+        s = -(-extent // parts)
+        s = -(-s // VECTOR_GRAIN) * VECTOR_GRAIN
+        if even(s) and (best is None or abs(s - size) < abs(best - size)):
+            best = s
+        if s < size // 2:
+            break
+    return best
+
+
+def _extent(L: Lowered, stmt: str, row: int) -> int | None:
+    """How many values the plain loop row `row` of `stmt` takes (None: not a plain row)."""
+    it = _iterator(L, stmt, row)
+    if it is None:
+        return None
+    st = L.program.statement(stmt)
+    k = st.iterators.index(it)
+    lo, hi = st.domain.dim_min_val(k), st.domain.dim_max_val(k)
+    if not (lo.is_int() and hi.is_int()):
+        return None
+    return int(hi.to_python()) - int(lo.to_python()) + 1
 
 
 def _round(x: int, grain: int) -> int:
