@@ -17,6 +17,7 @@ from ..runtime.measurements import MeasurementStore
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from .beam import SearchResult, beam_search
 from .evaluators import ExecutionEvaluator, ModelEvaluator
+from .confirm import confirm
 from .hybrid import Verified, verify_top
 from .policy import SearchPolicy, policy_for
 
@@ -43,6 +44,8 @@ class Search:
         reports that time the answer again; `close()` it then)."""
         try:
             result = beam_search(self.program, deps, self.evaluator, self.policy, progress)
+            if self.kind == "measure" and self.policy.confirm_top > 1:
+                result = confirm(self.program, result, self.measure, self.policy.confirm_top)
             if self.kind == "hybrid":
                 result, self.verified = verify_top(self.program, result, self.verify_top, self.measure, deps,
                                                    regions=self.policy.regions)

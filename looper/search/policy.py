@@ -23,6 +23,8 @@ MEASURED_MIN_GAIN = 0.02
 # 1.05x, measured 0.57x and 0.80x.  (The same 5% asked of every step, as `min_gain`, cut the
 # tiling from LARGE gemm's answer and left its strided interchange: 0.35x.)
 PREDICTED_MIN_ANSWER_GAIN = 0.05
+# A measuring search's answer is timed again with its 3 best runners-up (`search.confirm`).
+CONFIRM_TOP = 4
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,9 @@ class SearchPolicy:
     # the threads the answer runs on (None: the machine's default): candidates that depend on it
     # (tile sizes that split a parallel loop evenly) are made for this many
     threads: int | None = None
+    # a measuring search's answer and its runners-up timed again together (`search.confirm`):
+    # how many (0: the best single score is the answer)
+    confirm_top: int = 0
 
     @property
     def levels(self) -> list[str]:
@@ -83,7 +88,8 @@ def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> S
     """The default policy of a search scored by `evaluator` ("measure", "model" or "hybrid"),
     with `overrides` (None: keep the default)."""
     if evaluator == "measure":
-        base = SearchPolicy(max_affine=DEFAULT_MAX_AFFINE, min_gain=MEASURED_MIN_GAIN, grown=True)
+        base = SearchPolicy(max_affine=DEFAULT_MAX_AFFINE, min_gain=MEASURED_MIN_GAIN, grown=True,
+                            confirm_top=CONFIRM_TOP)
     elif evaluator in ("model", "hybrid"):
         depth = (model_meta or {}).get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE)
         base = SearchPolicy(max_affine=int(depth), min_answer_gain=PREDICTED_MIN_ANSWER_GAIN,
