@@ -501,6 +501,9 @@ def bench_group() -> None:
 @click.option("--quiet", "-q", is_flag=True)
 @click.option("--search-repeat", "search_repeat", default=None, type=click.IntRange(1, 100),
               help="Timed runs per candidate when looper's search measures (default 3; hybrid 1).")
+@click.option("--structure-budget", "structure_budget", default=None, type=float, metavar="SECONDS",
+              help="Seconds looper's search may spend choosing loop structure (fusion, affine levels) per "
+                   "kernel; the refinement levels (parallel, tile, register, unroll) always run.")
 @click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV[,ENV]",
               help="OpenMP environment(s) of the timings: default (as your shell has it), tuned, 'NAME=V ...'; "
                    "two separated by a comma (default,tuned) time every system in both and flag answers whose "
@@ -508,7 +511,7 @@ def bench_group() -> None:
 @_friendly
 def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, beam, repeat, threads, json_out,
                     csv_out, plot_out, roofline_out, resume, check_only, save_baseline, baseline, tolerance,
-                    polycc, search_repeat, omp_env, quiet) -> None:
+                    polycc, search_repeat, structure_budget, omp_env, quiet) -> None:
     """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table per input mode
     (times, GFLOP/s, fraction of peak, speedups), write JSON/CSV/plots."""
     import json
@@ -525,6 +528,7 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, bea
     cfg = suite.config_from_options(kernels, sizes, compare, inputs, threads or default_threads(), polycc,
                                     polybench_c, evaluator=evaluator, beam=beam, repeat=repeat,
                                     check_only=check_only, search_repeats=search_repeat,
+                                    structure_budget=structure_budget,
                                     omp_envs=[OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or None)
     store = suite.ResultsFile.open(json_out, resume)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))

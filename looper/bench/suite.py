@@ -65,6 +65,7 @@ def meta(cfg: BenchConfig) -> dict:
             "omp_envs": [e.describe() for e in cfg.omp_envs],
             "beam": cfg.beam, "compare": cfg.compare, "inputs": cfg.inputs, "check_only": cfg.check_only,
             "polybench_c": cfg.polybench_c, "polycc": cfg.polycc, "loadavg": load_average(),
+            "search_repeats": cfg.search_repeats, "structure_budget": cfg.structure_budget,
             "created": time.time(),
             "limits": None if limits is None else {
                 "peak_double_gflops": limits.peak_double, "peak_single_gflops": limits.peak_single,

@@ -126,6 +126,16 @@ class BeamState:
         budget = self.policy.time_budget
         return budget is not None and time.perf_counter() - self.start > budget
 
+    def out_of_structure_time(self, level: str) -> bool:
+        """Whether `level` chooses loop structure and the policy's budget for that is spent."""
+        budget = self.policy.structure_budget
+        return (level in STRUCTURE_LEVELS and budget is not None
+                and time.perf_counter() - self.start > budget)
+
+
+STRUCTURE_LEVELS = ("fusion", "affine")
+SCORE_CHUNK = 8  # candidates scored between two looks at the structure budget (one build)
+
 
 def keeps_original_structure(s: Schedule) -> bool:
     """Whether `s` only refines the original loops (parallelizes, tiles, unrolls them)."""
@@ -187,9 +197,10 @@ def check(parent: Schedule, steps: tuple, deps: Dependences, level: str, explain
     return Explored(child, child.describe(), level, rejected=why)
 
 
-def score(state: BeamState, fresh: list[Explored], evaluator: Evaluator) -> None:
+def score(state: BeamState, fresh: list[Explored], evaluator: Evaluator, level: str = "") -> None:
     """Scores for the new candidates: identical lowered schedules reached by different sequences
-    are scored once."""
+    are scored once.  At a structure level under a budget, in chunks, until the budget is spent
+    (the rest stay unscored, and `select` passes them over)."""
     todo: list[Explored] = []
     for e in fresh:
         known = state.scored.get(e.schedule.identity)
@@ -197,8 +208,13 @@ def score(state: BeamState, fresh: list[Explored], evaluator: Evaluator) -> None
             e.score = known
         else:
             todo.append(e)
-    if todo:
-        for e, sc in zip(todo, evaluator.evaluate(state.program, [e.schedule for e in todo])):
+    budgeted = level in STRUCTURE_LEVELS and state.policy.structure_budget is not None
+    step = SCORE_CHUNK if budgeted else max(1, len(todo))
+    for k in range(0, len(todo), step):
+        if budgeted and state.out_of_structure_time(level):
+            break
+        chunk = todo[k:k + step]
+        for e, sc in zip(chunk, evaluator.evaluate(state.program, [e.schedule for e in chunk])):
             e.score = sc
             state.scored[e.schedule.identity] = sc
 
@@ -314,12 +330,14 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
     for depth, level in enumerate(levels):
         if state.out_of_time():
             break
+        if state.out_of_structure_time(level):
+            continue
         t0 = time.perf_counter()
         fresh, children = expand(state, level, depth, deps)
         state.machinery += time.perf_counter() - t0
         if progress:
             progress(level, depth, unscored(fresh, state.scored))
-        score(state, fresh, evaluator)
+        score(state, fresh, evaluator, level)
         pool = select(state, fresh)
         if policy.explore:
             explore(state, pool, fresh, children, level, depth)

@@ -74,6 +74,7 @@ def never_runs(program: Program) -> str | None:
 def search_from_options(program: Program, evaluator: str = "model", *, beam: int | None = None,
                         max_affine: int | None = None, max_fusion: int | None = None,
                         min_gain: float | None = None, time_budget: float | None = None,
+                        structure_budget: float | None = None,
                         explain: bool = False, model=None, model_path: str | None = None,
                         repeats: int = 3, threads: int | None = None, store: MeasurementStore | None = None,
                         memoize: bool = True, verify_top: int = 5, omp_env: OmpEnv = DEFAULT_ENV,
@@ -104,6 +105,7 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
         net, meta = model
         scorer = ModelEvaluator(program, net, meta)
     policy = policy_for(evaluator, meta, beam=beam, max_affine=max_affine, max_fusion=max_fusion,
-                        min_gain=min_gain, time_budget=time_budget, explain=explain or None,
+                        min_gain=min_gain, time_budget=time_budget, structure_budget=structure_budget,
+                        explain=explain or None,
                         threads=measure.threads if measure is not None else threads)
     return Search(program, evaluator, policy, scorer, measure, verify_top, notes=notes)

@@ -46,6 +46,11 @@ class SearchPolicy:
     # extra member at every level
     keep_root: bool = True
     time_budget: float | None = None  # seconds; no level starts after it
+    # seconds for the levels that choose the loop structure (fusion, affine): after it no more of
+    # their candidates are scored, while the refinement levels (parallel, tile, ..., unroll)
+    # still run.  At LARGE a stencil's candidate runs for seconds and an affine level scores
+    # dozens of skews that pay only once tiled (adi: 42 minutes of search)
+    structure_budget: float | None = None
     max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
     seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
     # data collection: this many exploration lanes beside the beam.  A measured beam refines only
