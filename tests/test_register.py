@@ -136,6 +136,28 @@ def test_the_pack_level_offers_each_pack_with_the_register_tiles_it_enables(kern
     assert generate("pack", s, d, grown=False) == []
 
 
+@pytest.mark.parametrize("kernel", ["syrk", "syr2k"])
+def test_the_pack_level_distributes_to_free_a_product_before_its_packs_and_register_tile(kernel, tmp_path):
+    """syrk's product shares its i loop with the statement that scales C: without a distribution
+    from the fusion levels nothing is packable, so the pack level offers the distribution, the
+    packs and the register tile as one candidate (legal and exact); once the product is free it
+    offers no distribution for it."""
+    from looper.transforms import Pack, RegisterTile
+    p = parse_file(kernel_path(kernel), "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    cands = generate("pack", s, d, grown=True)
+    assert cands and all(isinstance(c[0], Distribute) and isinstance(c[-1], RegisterTile) for c in cands)
+    assert all(any(isinstance(t, Pack) for t in c) for c in cands)
+    variants = [s.then(*c) for c in cands[:2]]
+    assert all(check_schedule(d, v) is None for v in variants)
+    assert differential(p, variants, tmp_path, threads=2) == []
+    (tmp_path / "one").mkdir()
+    assert differential(p, variants[:1], tmp_path / "one", threads=1) == []
+    free = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
+    assert not any(isinstance(t, Distribute) for c in generate("pack", free, d, grown=True) for t in c)
+
+
 def test_the_tile_level_offers_register_tiles_ahead_in_the_grown_space(tmp_path):
     """A cache tile chosen on its own can leave no order a register tile applies to, so the tile
     level also offers the register tiles (with their packs) of the schedule it refines."""

@@ -28,7 +28,7 @@ from ..ir.rows import statement_name
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
 from .registry import CandidateContext, Encoding, Transform, register
-from .register_tiling import eligible_band, tiles_after
+from .register_tiling import MAX_DISTRIBUTIONS, distributions, eligible_band, tiles_after
 
 PACK_PREFIX = "looper_pack_"  # user names cannot start with "looper_": no clash
 
@@ -82,24 +82,52 @@ class Pack(Transform):
     def candidates(cls, ctx: CandidateContext) -> Iterator:
         """For each statement a register tile cannot vectorize only because a read-only 2-D
         operand walks a column along j: that operand packed (all such operands at once), alone
-        and followed by each register tile of the statement it enables (`_with_tiles`)."""
+        and followed by each register tile of the statement it enables (`_with_tiles`); and for
+        a statement that shares its loops with others, the distributions that free it, its
+        packs and its register tiles (`_after_distribution`)."""
         if not ctx.grown:
             return
-        L = ctx.lowered
-        written = {a.array for st in L.program.statements for a in st.accesses if a.is_write}
-        for loop in ctx.tree.loops():
-            if not loop.is_innermost or len(loop.statements) != 1:
+        for stmt, packs in _sites(ctx.lowered):
+            yield packs
+            yield from _with_tiles(ctx, packs, stmt)
+        yield from _after_distribution(ctx)
+
+
+def _sites(L: Lowered) -> Iterator[tuple[str, tuple[Pack, ...]]]:
+    """Each statement alone in its three innermost loops whose register tile only a pack
+    enables, with those packs."""
+    if L.n_rows < 5:
+        return
+    written = {a.array for st in L.program.statements for a in st.accesses if a.is_write}
+    for loop in L.tree.loops():
+        if not loop.is_innermost or len(loop.statements) != 1:
+            continue
+        (stmt,) = loop.statements
+        found = eligible_band(L, stmt, allow_columns=True)
+        if found is None:
+            continue
+        st, (_i, j, k), _rows = found
+        arrays = sorted({ld.array for ld in _column_reads(st, j, k)})
+        if arrays and not set(arrays) & written and all(L.program.arrays[a].rank == 2 for a in arrays):
+            yield stmt, tuple(Pack(a, (stmt,)) for a in arrays)
+
+
+def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
+    """The fewest distributions that leave a statement alone in its three loops, then its packs
+    and register tiles, as one candidate.  syrk's product shares its i loop with the statement
+    that scales C; when the fusion levels spent no distribution there, the beam kept a plain
+    cache tile (20% of the FMA peak at LARGE)."""
+    L = ctx.lowered
+    seen = {stmt for stmt, _packs in _sites(L)}
+    for steps, after in distributions(L, ctx, MAX_DISTRIBUTIONS):
+        for stmt, packs in _sites(after):
+            if stmt in seen:
                 continue
-            (stmt,) = loop.statements
-            found = eligible_band(L, stmt, allow_columns=True)
-            if found is None or L.n_rows < 5:
-                continue
-            st, (_i, j, k), _rows = found
-            arrays = sorted({ld.array for ld in _column_reads(st, j, k)})
-            if arrays and not set(arrays) & written and all(L.program.arrays[a].rank == 2 for a in arrays):
-                packs = tuple(cls(a, (stmt,)) for a in arrays)
-                yield packs
-                yield from _with_tiles(ctx, packs, stmt)
+            seen.add(stmt)
+            packed = after
+            for p in packs:
+                packed = p.apply(packed)
+            yield from tiles_after(ctx, steps + packs, packed, frozenset({stmt}))
 
 
 def _with_tiles(ctx: CandidateContext, packs: tuple[Pack, ...], stmt: str) -> Iterator[tuple]:

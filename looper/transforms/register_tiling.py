@@ -167,7 +167,7 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     L = ctx.lowered
     before = _freed(L, ctx, frozenset())
     seen: set = set()
-    for steps, after in _distributions(L, ctx, MAX_DISTRIBUTIONS):
+    for steps, after in distributions(L, ctx, MAX_DISTRIBUTIONS):
         new = _freed(after, ctx, before)
         if new and new not in seen:  # the fewest distributions that free these statements
             seen.add(new)
@@ -175,7 +175,7 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     # ... and every product at once: the distributions that free each, one after another
     steps, cur, freed = (), L, before
     for _ in range(len(L.program.statements)):
-        found = next(((s, a, n) for s, a in _distributions(cur, ctx, MAX_DISTRIBUTIONS)
+        found = next(((s, a, n) for s, a in distributions(cur, ctx, MAX_DISTRIBUTIONS)
                       if (n := _freed(a, ctx, freed))), None)
         if found is None:
             break
@@ -303,7 +303,7 @@ def _freed(L: Lowered, ctx: CandidateContext, already: frozenset[str]) -> frozen
     return frozenset(s for s in _innermost_statements(inner) if s not in already and _eligible(L, s))
 
 
-def _distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tuple[tuple, Lowered]]:
+def distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tuple[tuple, Lowered]]:
     """Sequences of 1..depth distributions of `L` (shortest first) with their results."""
     frontier: list[tuple[tuple, Lowered]] = [((), L)]
     for _ in range(depth):
