@@ -124,20 +124,19 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
             if stmt in seen:
                 continue
             seen.add(stmt)
-            packed = after
-            for p in packs:
-                packed = p.apply(packed)
-            yield from tiles_after(ctx, steps + packs, packed, frozenset({stmt}))
+            yield from _with_tiles(ctx, packs, stmt, steps, after)
 
 
-def _with_tiles(ctx: CandidateContext, packs: tuple[Pack, ...], stmt: str) -> Iterator[tuple]:
-    """`packs` followed by each register tile of `stmt` on the packed program: measured alone a
-    pack is a loss (the copy, and the same column walk in the product), so a beam that scores one
-    step at a time drops it before the register level (LARGE syrk kept a plain tile, 11% of peak)."""
-    packed = ctx.lowered
+def _with_tiles(ctx: CandidateContext, packs: tuple[Pack, ...], stmt: str, steps: tuple = (),
+                start: Lowered | None = None) -> Iterator[tuple]:
+    """`steps` and `packs` followed by each register tile of `stmt` on the packed program
+    (`start`, the result of `steps`; by default the context's): measured alone a pack is a loss
+    (the copy, and the same column walk in the product), so a beam that scores one step at a
+    time drops it before the register level (LARGE syrk kept a plain tile, 11% of peak)."""
+    packed = ctx.lowered if start is None else start
     for p in packs:
         packed = p.apply(packed)
-    yield from tiles_after(ctx, packs, packed, frozenset({stmt}))
+    yield from tiles_after(ctx, steps + packs, packed, frozenset({stmt}))
 
 
 def _column_reads(st: Statement, j: str, k: str) -> list[Load]:
