@@ -6,6 +6,7 @@ from .expansion import Expand
 from .isl_schedule import IslSchedule
 from .affine import Interchange, Reverse, Skew
 from .parallel import ParallelRegion, Parallelize
+from .parallel_blocks import ParallelBlocks
 from .tiling import Tile
 from .register_tiling import RegisterTile
 from .packing import Pack
@@ -15,5 +16,5 @@ from .unroll import Unroll
 from .schedule import Schedule
 
 __all__ = ["LEVELS", "TRANSFORMS", "Candidate", "CandidateContext", "Encoding", "Transform", "register",
-           "Distribute", "Fission", "Fuse", "Shift", "Expand", "IslSchedule", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelRegion", "Tile", "TimeTile", "SinkTile", "RegisterTile", "Pack", "Unroll",
+           "Distribute", "Fission", "Fuse", "Shift", "Expand", "IslSchedule", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelBlocks", "ParallelRegion", "Tile", "TimeTile", "SinkTile", "RegisterTile", "Pack", "Unroll",
            "Schedule"]

@@ -13,7 +13,7 @@ from typing import ClassVar, Iterator
 import islpy as isl
 import networkx as nx
 
-from ..ir.looptree import LoopNode, LoopTree, loop_label
+from ..ir.looptree import IllFormed, LoopNode, LoopTree, loop_label
 from ..ir.rows import (
     children_row, in_order, inner_loop_row, loop_rows_before, position_row, statement_index, static_rows_before,
 )
@@ -22,7 +22,7 @@ from ..poly.deps import Dependences
 from ..poly.legality import min_distance, order_violation
 from ..poly.relations import maps_of
 from ..poly.reuse import shares_data
-from .registry import CandidateContext, Encoding, Transform, register
+from .registry import TRANSFORMS, CandidateContext, Encoding, Transform, register
 
 Stmts = tuple[str, ...]
 MAX_FUSION_DEPTH = 3  # loops fused at once, outermost first
@@ -299,3 +299,26 @@ def _siblings_after(L: Lowered, statements: Stmts, row: int) -> list[str]:
                 and r[at].const > ref[at].const:
             out.append(s)
     return out
+
+
+def distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tuple[tuple, Lowered]]:
+    """Sequences of 1..depth distributions of `L` (shortest first) with their results: what the
+    later levels offer ahead of what a distribution frees (a register tile, a parallel loop),
+    because the fusion levels score a distribution by itself."""
+    frontier: list[tuple[tuple, Lowered]] = [((), L)]
+    for _ in range(depth):
+        nxt = []
+        for steps, cur in frontier:
+            for cand in TRANSFORMS.generate("fusion", cur, ctx.deps, ctx.grown):
+                if not all(isinstance(t, Distribute) for t in cand):
+                    continue
+                after = cur
+                try:
+                    for t in cand:
+                        after = t.apply(after)
+                    after.tree
+                except IllFormed:
+                    continue
+                nxt.append((steps + cand, after))
+        yield from nxt
+        frontier = nxt

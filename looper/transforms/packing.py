@@ -28,7 +28,8 @@ from ..ir.rows import statement_name
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
 from .registry import CandidateContext, Encoding, Transform, register
-from .register_tiling import MAX_DISTRIBUTIONS, distributions, eligible_band, tiles_after
+from .fusion import distributions
+from .register_tiling import MAX_DISTRIBUTIONS, eligible_band, tiles_after
 
 PACK_PREFIX = "looper_pack_"  # user names cannot start with "looper_": no clash
 

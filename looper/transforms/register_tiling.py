@@ -30,7 +30,7 @@ from ..poly.legality import is_parallel, order_violation
 from ..poly.promotion import promotion_conflict
 from ..runtime.target import vector_bytes
 from .expansion import expansions
-from .fusion import Distribute, Fission
+from .fusion import Fission, distributions
 from .parallel import Parallelize
 from .tiling import Tile, cache_tiles
 from .registry import TRANSFORMS, CandidateContext, Encoding, Transform, register
@@ -301,27 +301,6 @@ def _freed(L: Lowered, ctx: CandidateContext, already: frozenset[str]) -> frozen
     """Statements register-tilable in `L` that are not in `already`."""
     inner = CandidateContext(L, ctx.deps, grown=True, threads=ctx.threads)
     return frozenset(s for s in _innermost_statements(inner) if s not in already and _eligible(L, s))
-
-
-def distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tuple[tuple, Lowered]]:
-    """Sequences of 1..depth distributions of `L` (shortest first) with their results."""
-    frontier: list[tuple[tuple, Lowered]] = [((), L)]
-    for _ in range(depth):
-        nxt = []
-        for steps, cur in frontier:
-            for cand in TRANSFORMS.generate("fusion", cur, ctx.deps, ctx.grown):
-                if not all(isinstance(t, Distribute) for t in cand):
-                    continue
-                after = cur
-                try:
-                    for t in cand:
-                        after = t.apply(after)
-                    after.tree
-                except IllFormed:
-                    continue
-                nxt.append((steps + cand, after))
-        yield from nxt
-        frontier = nxt
 
 
 def replace_size(b: Block, mr: int, nr: int) -> Block:

@@ -225,10 +225,12 @@ def _bands(tree: LoopTree) -> dict[int, list[list[LoopNode]]]:
     return out
 
 
-def tile_band(L: Lowered, statements: tuple[str, ...], band: tuple[int, ...], sizes: tuple[int, ...]) -> Lowered:
-    """One band tiled: a (tile loop, static) row pair per loop inserted at the band's first row,
-    annotations moved with their rows (a parallel band loop's mark moves to its tile loop)."""
-    at = band[0]
+def tile_band(L: Lowered, statements: tuple[str, ...], band: tuple[int, ...], sizes: tuple[int, ...],
+              at: int | None = None) -> Lowered:
+    """One band tiled: a (tile loop, static) row pair per loop inserted at the band's first row
+    (or at row `at`, above loops left untiled: `parallel_blocks`), annotations moved with their
+    rows (a parallel band loop's mark moves to its tile loop)."""
+    at = band[0] if at is None else at
     width = TILE_ROWS * len(band)
     mine = set(statements)
     rows = {}
