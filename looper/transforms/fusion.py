@@ -8,7 +8,7 @@ nothing gains no locality.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar, Iterator
+from typing import Callable, ClassVar, Iterator
 
 import islpy as isl
 import networkx as nx
@@ -322,3 +322,21 @@ def distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tup
                 nxt.append((steps + cand, after))
         yield from nxt
         frontier = nxt
+
+
+MAX_DISTRIBUTIONS = 2  # a product inside `for i { for j { init; for k {...} } }` needs two
+
+
+def freeing_distributions(L: Lowered, ctx: CandidateContext, free: Callable[[Lowered], frozenset[str]],
+                          depth: int = MAX_DISTRIBUTIONS) -> Iterator[tuple[tuple, Lowered, frozenset[str]]]:
+    """(steps, result, freed): the distributions of `L` (fewest first) after which `free` names
+    statements it does not name in `L`, each set of newly freed statements once.  `free` says
+    what a later level can do to a statement (a register tile, packs, a parallel loop at its
+    nest's top), which that level then offers behind the distribution."""
+    before = free(L)
+    seen: set[frozenset[str]] = set()
+    for steps, after in distributions(L, ctx, depth):
+        new = free(after) - before
+        if new and new not in seen:
+            seen.add(new)
+            yield steps, after, new

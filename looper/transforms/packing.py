@@ -28,8 +28,8 @@ from ..ir.rows import statement_name
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
 from .registry import CandidateContext, Encoding, Transform, register
-from .fusion import distributions
-from .register_tiling import MAX_DISTRIBUTIONS, eligible_band, tiles_after
+from .fusion import freeing_distributions
+from .register_tiling import eligible_band, tiles_after
 
 PACK_PREFIX = "looper_pack_"  # user names cannot start with "looper_": no clash
 
@@ -118,14 +118,16 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     and register tiles, as one candidate.  syrk's product shares its i loop with the statement
     that scales C; when the fusion levels spent no distribution there, the beam kept a plain
     cache tile (20% of the FMA peak at LARGE)."""
-    L = ctx.lowered
-    seen = {stmt for stmt, _packs in _sites(L)}
-    for steps, after in distributions(L, ctx, MAX_DISTRIBUTIONS):
+    done: set[str] = set()
+    for steps, after, new in freeing_distributions(ctx.lowered, ctx, _packable):
         for stmt, packs in _sites(after):
-            if stmt in seen:
-                continue
-            seen.add(stmt)
-            yield from _with_tiles(ctx, packs, stmt, steps, after)
+            if stmt in new and stmt not in done:
+                done.add(stmt)
+                yield from _with_tiles(ctx, packs, stmt, steps, after)
+
+
+def _packable(L: Lowered) -> frozenset[str]:
+    return frozenset(stmt for stmt, _packs in _sites(L))
 
 
 def _with_tiles(ctx: CandidateContext, packs: tuple[Pack, ...], stmt: str, steps: tuple = (),

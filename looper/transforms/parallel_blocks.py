@@ -30,13 +30,12 @@ from ..ir.rows import TILE_ROWS, LoopRef
 from ..ir.schedule import Lowered
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel, order_violation
-from .fusion import distributions
+from .fusion import freeing_distributions
 from .parallel import Parallelize
 from .registry import CandidateContext, Encoding, Transform, loop_refs, register
 from .tiling import VECTOR_GRAIN, _extent, balanced, tile_band
 
 L1_BLOCK = 256  # columns: a block of a vector of doubles (2 KiB) and of each row stays in L1
-MAX_DISTRIBUTIONS = 2
 
 
 @register
@@ -107,13 +106,7 @@ class ParallelBlocks(Transform):
 def after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     """The fewest distributions that give more statements a parallel loop at the top of their
     nest (directly or as blocks), each followed by the parallel plans of its result."""
-    L = ctx.lowered
-    seen = {_parallel_at_top(L, ctx)}
-    for steps, after in distributions(L, ctx, MAX_DISTRIBUTIONS):
-        freed = _parallel_at_top(after, ctx)
-        if any(freed <= s for s in seen):
-            continue
-        seen.add(freed)
+    for steps, after, _new in freeing_distributions(ctx.lowered, ctx, lambda M: _parallel_at_top(M, ctx)):
         inner = CandidateContext(after, ctx.deps.of(after.program), grown=True, threads=ctx.threads)
         for plan in parallel_plans(after, inner):
             yield steps + plan
@@ -169,16 +162,16 @@ def _hoistable(L: Lowered, ctx: CandidateContext, nest: LoopNode) -> tuple[LoopN
 def block_sizes(extent: int, threads: int) -> list[int]:
     """Block sizes for a loop of `extent` iterations on `threads`: one block per thread, and
     blocks of about L1_BLOCK (when smaller), their count a multiple of the thread count
-    (`tiling.balanced`); multiples of VECTOR_GRAIN.  None fit a loop too short to give every
-    thread a vector's worth."""
-    if extent < threads * VECTOR_GRAIN:
+    (`tiling.balanced`); multiples of VECTOR_GRAIN, shorter than the loop.  None fit a loop too
+    short to give every thread a vector's worth."""
+    if extent < max(threads, 2) * VECTOR_GRAIN:
         return []
     per_thread = -(-extent // threads)
     out = [-(-per_thread // VECTOR_GRAIN) * VECTOR_GRAIN]
     small = balanced(extent, L1_BLOCK, threads) or L1_BLOCK
     if small < out[0]:
         out.append(small)
-    return out
+    return [s for s in out if s < extent]
 
 
 def _parallel_at_top(L: Lowered, ctx: CandidateContext) -> frozenset[str]:

@@ -30,7 +30,7 @@ from ..poly.legality import is_parallel, order_violation
 from ..poly.promotion import promotion_conflict
 from ..runtime.target import vector_bytes
 from .expansion import expansions
-from .fusion import Fission, distributions
+from .fusion import MAX_DISTRIBUTIONS, Fission, distributions, freeing_distributions
 from .parallel import Parallelize
 from .tiling import Tile, cache_tiles
 from .registry import TRANSFORMS, CandidateContext, Encoding, Transform, register
@@ -143,9 +143,6 @@ class RegisterTile(Transform):
                 yield cls((b,))
 
 
-MAX_DISTRIBUTIONS = 2  # a product inside `for i { for j { init; for k {...} } }` needs two
-
-
 def tiles_after(ctx: CandidateContext, steps: tuple, after: Lowered, freed: frozenset[str]) -> Iterator[tuple]:
     """`steps` (an enabler: packs, distributions) followed by each register tile of the statements
     it `freed` in `after`, its result, alone and inside cache tiles.  An enabler scored alone is
@@ -166,12 +163,8 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     at LARGE)."""
     L = ctx.lowered
     before = _freed(L, ctx, frozenset())
-    seen: set = set()
-    for steps, after in distributions(L, ctx, MAX_DISTRIBUTIONS):
-        new = _freed(after, ctx, before)
-        if new and new not in seen:  # the fewest distributions that free these statements
-            seen.add(new)
-            yield from tiles_after(ctx, steps, after, new)
+    for steps, after, new in freeing_distributions(L, ctx, lambda M: _freed(M, ctx, frozenset())):
+        yield from tiles_after(ctx, steps, after, new)
     # ... and every product at once: the distributions that free each, one after another
     steps, cur, freed = (), L, before
     for _ in range(len(L.program.statements)):
