@@ -22,7 +22,7 @@ from ..poly.deps import Dependences
 from ..poly.legality import min_distance, order_violation
 from ..poly.relations import maps_of
 from ..poly.reuse import shares_data
-from .registry import TRANSFORMS, CandidateContext, Encoding, Transform, register
+from .registry import CandidateContext, Encoding, Transform, register
 
 Stmts = tuple[str, ...]
 MAX_FUSION_DEPTH = 3  # loops fused at once, outermost first
@@ -309,17 +309,14 @@ def distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tup
     for _ in range(depth):
         nxt = []
         for steps, cur in frontier:
-            for cand in TRANSFORMS.generate("fusion", cur, ctx.deps, ctx.grown):
-                if not all(isinstance(t, Distribute) for t in cand):
-                    continue
-                after = cur
+            here = CandidateContext(cur, ctx.deps, grown=ctx.grown, threads=ctx.threads)
+            for t in Distribute.candidates(here):  # not the whole fusion level: isl's scheduler is slow
                 try:
-                    for t in cand:
-                        after = t.apply(after)
+                    after = t.apply(cur)
                     after.tree
                 except IllFormed:
                     continue
-                nxt.append((steps + cand, after))
+                nxt.append((steps + (t,), after))
         yield from nxt
         frontier = nxt
 
