@@ -352,3 +352,27 @@ def test_cache_tiles_depend_on_the_thread_count():
         return any(-(-e // x) % threads == 0 for x in z for e in (1000, 1200))
     assert all(even(z, 2) for z in two - one) and all(even(z, 4) for z in four - one)
     assert two - one or all(even(z, 2) for z in one)  # (on a machine whose caches already split it)
+
+
+def test_a_register_tile_over_loops_that_are_not_adjacent_rows_keeps_every_statement_aligned(tmp_path):
+    """After a sunk tile of the other nest, 2mm's first product has its three loops at rows 7, 11
+    and 13 (row 9 is constant for it alone).  The register tile used to replace the span as if it
+    were five rows, leaving this statement's rows shorter than the others' (the measuring search
+    crashed building the loop tree at SMALL); the span is padded now and the program exact."""
+    import json
+    p = parse_file(kernel_path("2mm"), "SMALL")
+    d = compute_dependences(p)
+    steps = json.loads('[{"kind": "fission", "groups": [["S0"], ["S1"]]}, '
+                       '{"kind": "reverse", "statements": ["S2", "S3"], "row": 1}, '
+                       '{"kind": "interchange", "statements": ["S0"], "row_a": 1, "row_b": 3}, '
+                       '{"kind": "reverse", "statements": ["S2", "S3"], "row": 3}, '
+                       '{"kind": "parallelize", "loops": [[["S1"], 1]]}, '
+                       '{"kind": "sinktile", "loop": [["S2", "S3"], 3], "size": 128}, '
+                       '{"kind": "parallelize", "loops": [[["S2", "S3"], 3]]}, '
+                       '{"kind": "tile", "bands": [[["S1"], [1, 5, 7], [192, 288, 192]]]}, '
+                       '{"kind": "register", "blocks": [["S1", 7, 11, 13, 12, 16]]}]')
+    s = Schedule.from_json(p, steps)
+    L = s.lowered
+    assert len({len(r) for r in L.rows.values()}) == 1
+    assert check_schedule(d, s) is None
+    assert differential(p, [s], tmp_path, threads=2) == []

@@ -33,7 +33,7 @@ from ..poly.legality import is_parallel, order_violation
 from .fusion import freeing_distributions
 from .parallel import Parallelize
 from .registry import CandidateContext, Encoding, Transform, loop_refs, register
-from .tiling import VECTOR_GRAIN, _extent, balanced, tile_band
+from .tiling import VECTOR_GRAIN, balanced, loop_extent, tile_band
 
 L1_BLOCK = 256  # columns: a block of a vector of doubles (2 KiB) and of each row stays in L1
 
@@ -149,7 +149,7 @@ def _hoistable(L: Lowered, ctx: CandidateContext, nest: LoopNode) -> tuple[LoopN
     for k, loop in enumerate(chain[1:], start=1):
         if not is_parallel(ctx.deps, L, loop.row, stmts):
             continue
-        extent = _extent(L, min(stmts), loop.row)
+        extent = loop_extent(L, min(stmts), loop.row)
         sizes = block_sizes(extent, ctx.thread_count) if extent else []
         if not sizes:
             continue

@@ -33,7 +33,7 @@ from .expansion import expansions
 from .fusion import MAX_DISTRIBUTIONS, Fission, distributions, freeing_distributions
 from .parallel import Parallelize
 from .tiling import Tile, cache_tiles
-from .registry import TRANSFORMS, CandidateContext, Encoding, Transform, register
+from .registry import CandidateContext, Encoding, Transform, register
 
 ADDED_ROWS = 2 * TILE_ROWS  # two tile loops (and their static rows) per register tile
 MAX_ACCUMULATORS = 24  # of the 32 vector registers: the rest hold loaded and broadcast operands
@@ -404,6 +404,11 @@ def register_tile(L: Lowered, b: Block) -> Lowered:
     zero = Row((0,) * len(rows[0].coeffs))
     ri, rj, rk = rows[b.i], rows[b.j], rows[b.k]
     new = [Row(ri.coeffs, 0, b.mr), zero, Row(rj.coeffs, 0, b.nr), zero, rk, zero, ri, zero, rj]
+    # the three loops need not be adjacent rows (a row constant for this statement alone, left by
+    # a sunk tile, may sit between them): the rows they span become the tile's, padded so that
+    # every statement grows by ADDED_ROWS (the loop at `at` holds this statement alone, so rows
+    # from `at` on order only its own instances)
+    new += [zero] * (last + 1 - at - 5)
     out = {}
     for s, r in L.rows.items():
         if s == stmt:

@@ -149,7 +149,7 @@ def cache_tiles(L: Lowered, band: list[LoopNode], threads: int = 1) -> list[tupl
             for pos, (loop, role) in enumerate(zip(band, roles)):
                 if role == "k":
                     continue
-                extent = _extent(L, stmt.name, loop.row)
+                extent = loop_extent(L, stmt.name, loop.row)
                 even = balanced(extent, sizes[pos], threads) if extent else None
                 if even is not None:
                     cut = sizes[:pos] + (even,) + sizes[pos + 1:]
@@ -182,7 +182,7 @@ def balanced(extent: int, size: int, threads: int) -> int | None:
     return best
 
 
-def _extent(L: Lowered, stmt: str, row: int) -> int | None:
+def loop_extent(L: Lowered, stmt: str, row: int) -> int | None:
     """How many values the plain loop row `row` of `stmt` takes (None: not a plain row)."""
     it = _iterator(L, stmt, row)
     if it is None:
