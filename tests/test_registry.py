@@ -222,6 +222,47 @@ def test_a_new_transformation_is_one_class_and_one_registration(tmp_path):
     assert "noop" not in TRANSFORMS.kinds()
 
 
+def test_a_transformation_that_crashes_costs_its_candidates_not_the_search():
+    """A bug in one transformation (here an apply that indexes past the rows, as a register tile
+    over non-adjacent rows once did at SMALL 2mm) rejects its candidates with the error named;
+    the search goes on and answers."""
+    with TRANSFORMS.scoped():
+        @register
+        @dataclass(frozen=True)
+        class Broken(Transform):
+            loop: LoopRef
+            kind: ClassVar[str] = "broken"
+            level: ClassVar[str] = "unroll"
+            refines: ClassVar[bool] = True
+
+            def touched(self):
+                return frozenset(self.loop.statements)
+
+            def apply(self, L):
+                return L.rows[self.loop.statements[0]][99]
+
+            def describe(self, L):
+                return "broken"
+
+            def encoding(self):
+                return Encoding()
+
+            def check(self, deps, before, after, explain=False):
+                return None
+
+            @classmethod
+            def candidates(cls, ctx):
+                for loop in ctx.tree.loops():
+                    yield cls(loop.ref)
+
+        p = _two_nests()
+        d = compute_dependences(p)
+        result = beam_search(p, d, HashScores(1), SearchPolicy(beam=2, max_affine=1))
+        broken = [e for e in result.explored if any(t.kind == "broken" for t in e.schedule.steps)]
+        assert broken and all(e.rejected.startswith("internal error in broken (IndexError") for e in broken)
+        assert result.best is not None and not any(t.kind == "broken" for t in result.best.steps)
+
+
 def test_every_transformation_checks_legality_through_check_step():
     p = parse_file(kernel_path("jacobi_1d"), "MINI")
     d = compute_dependences(p)

@@ -188,8 +188,14 @@ def check(parent: Schedule, steps: tuple, deps: Dependences, level: str, explain
     for legality in turn; the first illegal one rejects the candidate."""
     child, why = parent, None
     for step in steps:
-        nxt = child.then(step)
-        why = check_step(deps, child.lowered, step, nxt.lowered, explain)
+        try:
+            nxt = child.then(step)
+            why = check_step(deps, child.lowered, step, nxt.lowered, explain)
+        except Exception as e:  # a bug in one transformation costs its candidate, not the search
+            unlowered = Schedule(parent.program, parent.steps + tuple(steps))
+            where = " ; ".join(t.kind for t in steps)
+            return Explored(unlowered, f"{parent.describe()} ; {where}", level,
+                            rejected=f"internal error in {step.kind} ({type(e).__name__}: {e}); please report it")
         child = nxt
         if why is not None:
             child = parent.then(*steps)
