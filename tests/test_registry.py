@@ -222,6 +222,36 @@ def test_a_new_transformation_is_one_class_and_one_registration(tmp_path):
     assert "noop" not in TRANSFORMS.kinds()
 
 
+@dataclass(frozen=True)
+class _EveryLoop(Transform):
+    """A test transformation offered on every loop, legal by fiat, that moves nothing (a
+    subclass gives its kind and, to misbehave, its own `apply`); not registered itself."""
+
+    loop: LoopRef
+    level: ClassVar[str] = "unroll"
+    refines: ClassVar[bool] = True
+
+    def touched(self):
+        return frozenset(self.loop.statements)
+
+    def apply(self, L):
+        return L
+
+    def describe(self, L):
+        return f"{self.kind}({loop_label(L, *self.loop)})"
+
+    def encoding(self):
+        return Encoding(rows=(self.loop.row,))
+
+    def check(self, deps, before, after, explain=False):
+        return None
+
+    @classmethod
+    def candidates(cls, ctx):
+        for loop in ctx.tree.loops():
+            yield cls(loop.ref)
+
+
 def test_a_transformation_that_crashes_costs_its_candidates_not_the_search():
     """A bug in one transformation (here an apply that indexes past the rows, as a register tile
     over non-adjacent rows once did at SMALL 2mm) rejects its candidates with the error named;
@@ -229,31 +259,11 @@ def test_a_transformation_that_crashes_costs_its_candidates_not_the_search():
     with TRANSFORMS.scoped():
         @register
         @dataclass(frozen=True)
-        class Broken(Transform):
-            loop: LoopRef
+        class Broken(_EveryLoop):
             kind: ClassVar[str] = "broken"
-            level: ClassVar[str] = "unroll"
-            refines: ClassVar[bool] = True
-
-            def touched(self):
-                return frozenset(self.loop.statements)
 
             def apply(self, L):
                 return L.rows[self.loop.statements[0]][99]
-
-            def describe(self, L):
-                return "broken"
-
-            def encoding(self):
-                return Encoding()
-
-            def check(self, deps, before, after, explain=False):
-                return None
-
-            @classmethod
-            def candidates(cls, ctx):
-                for loop in ctx.tree.loops():
-                    yield cls(loop.ref)
 
         p = _two_nests()
         d = compute_dependences(p)

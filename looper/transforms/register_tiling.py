@@ -30,7 +30,7 @@ from ..poly.legality import is_parallel, order_violation
 from ..poly.promotion import promotion_conflict
 from ..runtime.target import vector_bytes
 from .expansion import expansions
-from .fusion import MAX_DISTRIBUTIONS, Fission, distributions, freeing_distributions
+from .fusion import Fission, freeing_distributions
 from .parallel import Parallelize
 from .tiling import Tile, cache_tiles
 from .registry import CandidateContext, Encoding, Transform, register
@@ -156,20 +156,24 @@ def tiles_after(ctx: CandidateContext, steps: tuple, after: Lowered, freed: froz
 
 
 def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
-    """Distributions (up to MAX_DISTRIBUTIONS) that leave more statements alone in their three
+    """Distributions (up to fusion.MAX_DISTRIBUTIONS) that leave more statements alone in their three
     innermost loops, followed by their register tiles.  3mm's products share their outer loops
     with the statements that zero them; the fusion levels, which score a distribution by itself,
     rarely spend one there, and then only one product of three got its tile (28% of the FMA peak
     at LARGE)."""
     L = ctx.lowered
-    before = _freed(L, ctx, frozenset())
-    for steps, after, new in freeing_distributions(L, ctx, lambda M: _freed(M, ctx, frozenset())):
+
+    def free(M: Lowered) -> frozenset[str]:
+        return _freed(M, ctx, frozenset())
+
+    before = free(L)
+    for steps, after, new in freeing_distributions(L, ctx, free):
         yield from tiles_after(ctx, steps, after, new)
-    # ... and every product at once: the distributions that free each, one after another
+    # ... and every product at once: the distributions that free each, one after another (a
+    # distribution never joins statements, so what one freed stays free)
     steps, cur, freed = (), L, before
     for _ in range(len(L.program.statements)):
-        found = next(((s, a, n) for s, a in distributions(cur, ctx, MAX_DISTRIBUTIONS)
-                      if (n := _freed(a, ctx, freed))), None)
+        found = next(freeing_distributions(cur, ctx, free), None)
         if found is None:
             break
         steps, cur, freed = steps + found[0], found[1], freed | found[2]
