@@ -2,6 +2,8 @@
 printed program computes what the original does."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from looper.codegen.harness import program_c
@@ -62,6 +64,22 @@ def test_promotion_allows_reads_of_rows_the_tile_has_not_updated_yet(tmp_path):
     s = Schedule(p, (RegisterTile((("S0", 1, 5, 3, 4, 16),)),))
     assert check_schedule(d, s) is None
     assert differential(p, [s], tmp_path) == []
+
+
+@pytest.mark.parametrize("shape", [(4, 16), (8, 8), (3, 8)])
+def test_a_triangular_reduction_runs_the_micro_kernel_on_each_tile_s_full_window(shape, tmp_path):
+    """trmm's k > i: no tile of rows is full at every k (its first k leave some rows empty), so
+    before windows no tile got a micro-kernel.  Each tile now runs isl's loops for the k before
+    its window and the micro-kernel inside it, in the program's order over k: exact."""
+    p = parse_source(_rows_reading("range(i + 1, M)"), "trmm_like.py", "S")
+    d = compute_dependences(p)
+    s = Schedule(p, (RegisterTile((("S0", 1, 5, 3, *shape),)),))
+    assert check_schedule(d, s) is None
+    text = program_c(p, [s.lowered])
+    assert "looper_acc0_0" in text  # the micro-kernel, after the loops before its window:
+    assert re.search(r"for \(c\d+ = [^;]*; c\d+ <= [^;]* && c\d+ < \(", text)
+    assert differential(p, [s], tmp_path, threads=1) == []
+    assert differential(p, [s], tmp_path, threads=2) == []
 
 
 def test_promotion_is_refused_when_a_read_must_see_a_register():

@@ -84,10 +84,15 @@ class KernelPrinter:
             return [self.user(n.user_get_expr())]
         raise NotImplementedError(f"isl AST node {t}")
 
-    def loop(self, n: isl.AstNode, plain: bool = False, worksharing: bool = False) -> list[cgen.Generable]:
-        """A `for` with its pragmas (`worksharing`: `omp for` inside a region, not `omp parallel for`)."""
+    def loop(self, n: isl.AstNode, plain: bool = False, worksharing: bool = False,
+             first: str | None = None, before: str | None = None) -> list[cgen.Generable]:
+        """A `for` with its pragmas (`worksharing`: `omp for` inside a region, not `omp parallel
+        for`; `first`, `before`: start no lower than `first`, stop before `before`, the parts of
+        a register tile's reduction loop around its full window)."""
         it = n.for_get_iterator().get_id().get_name()
         init = isl_c(n.for_get_init(), self.rename)
+        if first is not None:
+            init = f"max({init}, ({first}))"
         self.iterators.add(it)
         row = row_of_iterator(it)
         stmts = statements(n)
@@ -134,7 +139,10 @@ class KernelPrinter:
         inc = isl_c(n.for_get_inc(), self.rename)
         name = self.rename(it)
         step = f"{name}++" if inc == "1" else f"{name} += {inc}"
-        return pragmas + [cgen.For(f"{name} = {init}", isl_c(n.for_get_cond(), self.rename), step, body)]
+        cond = isl_c(n.for_get_cond(), self.rename)
+        if before is not None:
+            cond = f"{cond} && {name} < ({before})"
+        return pragmas + [cgen.For(f"{name} = {init}", cond, step, body)]
 
     def microkernel(self, n: isl.AstNode, mk) -> list[cgen.Generable] | None:
         """A register tile's reduction loop: the micro-kernel for full tiles, isl's loops for
@@ -160,7 +168,22 @@ class KernelPrinter:
             bound, inc = f"{it} <= {init}", "1"
         else:
             bound, inc = isl_c(n.for_get_cond(), self.rename), isl_c(n.for_get_inc(), self.rename)
-        kernel = KernelText(st, mk, others, roles, tiles, self.rename).block(init, bound, inc)
+        text = KernelText(st, mk, others, roles, tiles, self.rename)
+        if tiles.k_first is None and tiles.k_last is None:
+            kernel = text.block(init, bound, inc)
+        elif inc != "1" or n.for_is_degenerate():
+            return None
+        else:  # full on a window of k: isl's loops before and after it
+            parts: list[cgen.Generable] = []
+            if tiles.k_first is not None:
+                parts += self.loop(n, plain=True, before=tiles.k_first)
+                init = f"({tiles.k_first})"
+            if tiles.k_last is not None:
+                bound = f"{it} <= ({tiles.k_last})"
+            parts.append(text.block(init, bound, "1"))
+            if tiles.k_last is not None:
+                parts += self.loop(n, plain=True, first=f"({tiles.k_last}) + 1")
+            kernel = cgen.Block(parts)
         if tiles.condition == "1":
             return [kernel]
         return [cgen.If(tiles.condition, kernel, cgen.Block(self.loop(n, plain=True)))]

@@ -14,6 +14,10 @@ For a register tile (`ir.schedule.Microkernel`) the printer reaches the tile's r
 
 "Full" is decided with isl: for every k the tile's outer loops allow, all MR x NR points are
 instances of the statement (`full_tiles`); printed as a condition on the outer loop iterators.
+A tile that is full on a window of its k range only (a triangular reduction: trmm's k > i
+leaves the first k of a diagonal tile with some rows empty) runs isl's loops before and after
+the window and the micro-kernel inside it: each element still sums over k in the program's
+order, and the diagonal tiles no longer run scalar code for their whole k range.
 The arithmetic per element and the order over k are the program's, so the results are the
 program's bit for bit (without FMA contraction).  GCC vector types (`vector_size`) make gcc keep
 the accumulators in registers, which neither its vectorizer nor its scalar replacement does for
@@ -42,26 +46,38 @@ class FullTiles:
     condition: str  # "1" when every tile the loops reach is full
     base_i: str  # the tile's first i (MR * its tile loop's value)
     base_j: str
+    k_first: str | None = None  # the full window's first and last k, where the tile is full on
+    k_last: str | None = None  # part of its k range only (None: the k loop's own end)
 
 
 def full_tiles(lowered: Lowered, mk: Microkernel, printed: tuple[int, ...], rename=_same) -> FullTiles | None:
     """The full-tile test and the tile origin for the reduction loop of `mk`, in terms of the
     loop rows `printed` (the enclosing loops whose iterators the C has: isl drops loops whose
     value is fixed, so a tile loop's iterator may not exist).  A tile is full when, at every k its
-    outer loops allow, all MR x NR points are statement instances.  None: never full."""
+    outer loops allow, all MR x NR points are statement instances; where some tiles are full on
+    one unbroken window of k only, the test is "full somewhere" and the window's ends are
+    returned too.  None: never full."""
     points = lowered.instance_map(mk.stmt).range()
     n = points.dim(isl.dim_type.set)
     q = points.project_out(isl.dim_type.set, mk.k + 1, n - mk.k - 1)  # [outer, k]
     have = _keep(points, list(range(mk.k + 1)) + [mk.i, mk.j])  # [outer, k, i, j]
-    bad = q.apply(_box_map(mk)).subtract(have).project_out(isl.dim_type.set, mk.k, 3)
+    bad_k = q.apply(_box_map(mk)).subtract(have).project_out(isl.dim_type.set, mk.k + 1, 2)  # not full at k
     outer = q.project_out(isl.dim_type.set, mk.k, 1)
+    every = outer.subtract(bad_k.project_out(isl.dim_type.set, mk.k, 1))  # full at every k
+    full_k = q.subtract(bad_k)  # [outer, k]: full at k
+    some = full_k.project_out(isl.dim_type.set, mk.k, 1)
+    rows = [d for d in range(mk.k) if d in printed]
+    window = None
+    if not some.is_subset(every):
+        window = _window(_printed_only(full_k, mk.k, printed),
+                         _printed_only(q.intersect(some.add_dims(isl.dim_type.set, 1)), mk.k, printed))
+    full = some if window is not None else every
     origins = isl.Map(f"{{ [{', '.join(f'x{d}' for d in range(mk.k))}] -> [bi, bj] : "
                       f"bi = {mk.mr}*x{mk.tile_i} and bj = {mk.nr}*x{mk.tile_j} }}")
-    origins = origins.intersect_domain(outer.subtract(bad))
+    origins = origins.intersect_domain(full)
     for d in reversed(range(mk.k)):  # only the printed loops remain, as parameters
         if d not in printed:
             origins = origins.project_out(isl.dim_type.in_, d, 1)
-    rows = [d for d in range(mk.k) if d in printed]
     for k, row in enumerate(rows):
         origins = origins.set_dim_name(isl.dim_type.in_, k, iterator_name(row))
     bases = origins.move_dims(isl.dim_type.param, 0, isl.dim_type.in_, 0, len(rows)).range()
@@ -74,16 +90,41 @@ def full_tiles(lowered: Lowered, mk: Microkernel, printed: tuple[int, ...], rena
         if not lo.is_equal(hi):
             return None  # the origin is not a function of the printed loops
         texts.append(isl_c(build.expr_from_pw_aff(lo), rename))
-    reach = outer
-    for d in reversed(range(mk.k)):
-        if d not in printed:
-            reach = reach.project_out(isl.dim_type.set, d, 1)
-    for k, row in enumerate(rows):
-        reach = reach.set_dim_name(isl.dim_type.set, k, iterator_name(row))
-    reach = reach.move_dims(isl.dim_type.param, 0, isl.dim_type.set, 0, len(rows))
+    reach = _printed_only(outer, mk.k, printed)
     full = bases.params().gist(reach.params()).coalesce()
     condition = "1" if full.plain_is_universe() else isl_c(build.expr_from_set(full), rename)
-    return FullTiles(condition, texts[0], texts[1])
+    if window is None:
+        return FullTiles(condition, texts[0], texts[1])
+    lo, hi = (None if b is None else isl_c(build.expr_from_pw_aff(b.gist(bases.params())), rename)
+              for b in window)
+    return FullTiles(condition, texts[0], texts[1], lo, hi)
+
+
+def _printed_only(s: isl.Set, k: int, printed: tuple[int, ...]) -> isl.Set:
+    """`s` over [outer (k loops), ...] with the unprinted outer loops projected out and the
+    printed ones made parameters named after their iterators."""
+    for d in reversed(range(k)):
+        if d not in printed:
+            s = s.project_out(isl.dim_type.set, d, 1)
+    rows = [d for d in range(k) if d in printed]
+    for pos, row in enumerate(rows):
+        s = s.set_dim_name(isl.dim_type.set, pos, iterator_name(row))
+    return s.move_dims(isl.dim_type.param, 0, isl.dim_type.set, 0, len(rows))
+
+
+def _window(full_k: isl.Set, reach: isl.Set) -> tuple[isl.PwAff | None, isl.PwAff | None] | None:
+    """The first and last k of the full window, as functions of the printed loops, when at each
+    of their values the tile is full on one unbroken range of k (else None); an end is None
+    where it is always the end of the k range the loops `reach` (no loop is needed beyond it)."""
+    if full_k.dim(isl.dim_type.set) != 1 or full_k.is_empty():
+        return None
+    lo, hi = full_k.dim_min(0), full_k.dim_max(0)
+    between = full_k.lexmin().apply(isl.Map("{ [a] -> [k] : k >= a }")).intersect(
+        full_k.lexmax().apply(isl.Map("{ [a] -> [k] : k <= a }")))
+    if not between.is_subset(full_k):
+        return None
+    return (None if lo.is_equal(reach.dim_min(0)) else lo,
+            None if hi.is_equal(reach.dim_max(0)) else hi)
 
 
 def _keep(s: isl.Set, dims: list[int]) -> isl.Set:
