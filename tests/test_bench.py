@@ -294,3 +294,45 @@ def test_check_runs_are_limited_by_gccs_time():
     assert check_limit(0.01, 600.0) == FLOOR
     assert check_limit(2.0, 600.0) == SLOWER * 2.0
     assert check_limit(100.0, 600.0) == 600.0
+
+
+def test_a_crash_inside_looper_on_one_kernel_costs_that_kernel_not_the_run(monkeypatch, tmp_path):
+    """A bug on one kernel (its search, a build, the timing) is recorded as that kernel's failed
+    result naming the error; the other kernels still run, and the run's exit status fails."""
+    def run_kernel(name, size, cfg, log, inputs):
+        if name == "atax":
+            raise IndexError("list index out of range")
+        return [_result(2.0, mode=m) for m in inputs]
+
+    monkeypatch.setattr(suite, "run_kernel", run_kernel)
+    cfg = pb.BenchConfig(["atax", "gemm"], ["MINI"], [], check_only=True, inputs=["scop"])
+    said = []
+    results = suite.run_suite(cfg, log=said.append)
+    assert [r.kernel for r in results] == ["atax", "gemm"]
+    crashed = results[0].systems["looper"]
+    assert crashed.status == "failed" and "IndexError: list index out of range" in crashed.detail
+    assert any("please report it" in s for s in said)
+    assert suite.internal_errors(results) == [f"atax [MINI, scop]: {crashed.detail}"]
+    reasons = []
+    assert suite.exit_status(results[1:], False, None, 0.1, reasons.append) == 0
+    assert suite.exit_status(results, False, None, 0.1, reasons.append) == 1
+    assert reasons == [f"FAILED atax [MINI, scop]: {crashed.detail}"]
+    # the table, the JSON and the CSV take the failed kernel as they are
+    from rich.console import Console
+    from looper.bench.report import table
+    from looper.bench.results import from_json, to_json, write_csv
+    console = Console(width=400, record=True)
+    console.print(table(results, ["gcc", "looper"], False))
+    assert "IndexError" in console.export_text()
+    assert from_json(json.loads(json.dumps(to_json(results, {}))))[0].systems["looper"].detail == crashed.detail
+    write_csv(results, tmp_path / "r.csv")
+    # a resumed run tries the crashed kernel again (it kept no result for it)
+    assert suite.reusable(results, cfg).keys() == {("gemm", "LARGE", "scop")}
+
+    def user_error(name, size, cfg, log, inputs):
+        from looper.errors import LooperUsageError
+        raise LooperUsageError("--polycc: not found")
+
+    monkeypatch.setattr(suite, "run_kernel", user_error)
+    with pytest.raises(Exception, match="not found"):
+        suite.run_suite(cfg)

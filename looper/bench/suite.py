@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import LooperUsageError
+from ..errors import LooperError, LooperUsageError
 from ..fileio import write_text
 from ..runtime.machine import cpu_model, load_average
 from ..runtime.peaks import limits_for_bench
@@ -122,12 +122,38 @@ def run_suite(cfg: BenchConfig, previous: list[KernelResult] | None = None, on_r
         missing = [m for m in cfg.inputs if (k, s, m) not in done]
         if missing:
             log(f"{k} [{s}]")
-        fresh = {r.input: r for r in run_kernel(k, s, cfg, log, missing)} if missing else {}
+        fresh = {r.input: r for r in _run_contained(k, s, cfg, log, missing)} if missing else {}
         for m in cfg.inputs:
             results.append(fresh.get(m) or done[(k, s, m)])
             if on_result:
                 on_result(results[-1], n + 1, len(todo))
     return results
+
+
+INTERNAL = "internal error"  # the detail of a kernel whose run raised (not the user's error)
+
+
+def _run_contained(kernel: str, size: str, cfg: BenchConfig, log: Callable[[str], None],
+                   inputs: list[str]) -> list[KernelResult]:
+    """`run_kernel`, except that a bug in looper on one kernel (its search, a build, the timing)
+    becomes that kernel's failed result and the suite goes on: one crash must not cost the other
+    kernels of a long run.  The user's errors (options, a missing peer) still end the run."""
+    try:
+        return run_kernel(kernel, size, cfg, log, inputs)
+    except LooperError:
+        raise
+    except Exception as e:  # noqa: BLE001 - recorded, reported, and failing the exit status
+        detail = f"{INTERNAL}: {type(e).__name__}: {e}; please report it"
+        log(f" {kernel} [{size}]: {detail}")
+        return [KernelResult(kernel, size, "", cfg.evaluator, 0.0,
+                             {"looper": SystemResult("looper", "failed", detail=detail)}, mode)
+                for mode in inputs]
+
+
+def internal_errors(results: list[KernelResult]) -> list[str]:
+    """The kernels whose run raised inside looper (`_run_contained`)."""
+    return [f"{r.kernel} [{r.size}, {r.input}]: {x.detail}" for r in results
+            for x in [r.systems.get("looper")] if x and x.status == "failed" and x.detail.startswith(INTERNAL)]
 
 
 def write_outputs(results: list[KernelResult], cfg: BenchConfig, csv_path: str | None = None,
@@ -159,15 +185,18 @@ def check_failures(results: list[KernelResult]) -> list[str]:
 
 def exit_status(results: list[KernelResult], check_only: bool, baseline: dict | None, tolerance: float,
                 report: Callable[[str], None]) -> int:
-    """0, or 1 when a --check-only run failed or a kernel regressed against `baseline`;
-    every reason goes to `report`."""
+    """0, or 1 when a --check-only run failed, a kernel's run raised inside looper, or a kernel
+    regressed against `baseline`; every reason goes to `report`."""
     bad = check_failures(results) if check_only else []
     for b in bad:
         report(f"check failed: {b}")
+    crashed = [] if check_only else internal_errors(results)  # a check run lists them above
+    for c in crashed:
+        report(f"FAILED {c}")
     regs = regressions(results, baseline, tolerance) if baseline is not None else []
     for r in regs:
         report(f"REGRESSION {r}")
-    return 1 if bad or regs else 0
+    return 1 if bad or crashed or regs else 0
 
 
 def baseline_key(r: KernelResult) -> str:
