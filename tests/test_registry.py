@@ -17,7 +17,7 @@ from looper.search.candidates import generate
 from looper.search.policy import SearchPolicy
 from looper.transforms import (
     TRANSFORMS, Distribute, Encoding, Expand, Fission, Pack, ParallelRegion, Fuse, Interchange, Parallelize, RegisterTile, Reverse, Shift, Skew, Tile,
-    TimeTile, Transform, Unroll, register, IslSchedule, SinkTile, ParallelBlocks,
+    TimeTile, Transform, Unroll, register, IslSchedule, SinkTile, ParallelBlocks, Vectorize,
 )
 from looper.transforms.schedule import Schedule
 
@@ -121,6 +121,7 @@ EXAMPLES = [
     RegisterTile((("S1", 1, 5, 3, 6, 32),)), TimeTile(("S0",), (1, 3), ((1, 0), (1, 1)), (32, 256)),
     Pack("A", ("S1",)), ParallelRegion(), Expand("sum", ("S0", "S1", "S2"), (0, 1)),
     Fission((("S0",), ("S2", "S3"), ("S1",))), SinkTile((("S0", "S1"), 1), 32), ParallelBlocks((("S1",), 3), 1, 64),
+    Vectorize(((("S1",), 3),)),
     IslSchedule((("S0", (((0, 0), 0), ((1, 0), 0), ((0, 0), 0), ((0, 1), 0), ((0, 0), 0))),
                  ("S1", (((0, 0), 0), ((1, 0), 0), ((0, 0), 0), ((0, 1), 1), ((0, 0), 1)))), "pluto"),
 ]

@@ -115,7 +115,7 @@ class KernelPrinter:
         if factor > 1 and not parallel:  # gcc accepts no unroll pragma on an OpenMP loop
             pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
         if any((s, row) in self.lowered.vector for s in stmts):
-            pragmas.append(cgen.Pragma("GCC ivdep"))
+            pragmas.append(cgen.Pragma("omp simd"))  # isl proved it carries nothing (`Vectorize`)
         self.in_parallel += parallel
         self.printed.append(row)
         try:

@@ -13,8 +13,9 @@ from .packing import Pack
 from .time_tiling import TimeTile
 from .sink_tiling import SinkTile
 from .unroll import Unroll
+from .vectorize import Vectorize
 from .schedule import Schedule
 
 __all__ = ["LEVELS", "TRANSFORMS", "Candidate", "CandidateContext", "Encoding", "Transform", "register",
-           "Distribute", "Fission", "Fuse", "Shift", "Expand", "IslSchedule", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelBlocks", "ParallelRegion", "Tile", "TimeTile", "SinkTile", "RegisterTile", "Pack", "Unroll",
+           "Distribute", "Fission", "Fuse", "Shift", "Expand", "IslSchedule", "Interchange", "Reverse", "Skew", "Parallelize", "ParallelBlocks", "ParallelRegion", "Tile", "TimeTile", "SinkTile", "RegisterTile", "Pack", "Unroll", "Vectorize",
            "Schedule"]
