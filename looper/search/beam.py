@@ -20,6 +20,7 @@ from typing import Callable, Protocol, Sequence
 from ..ir.program import Program
 from ..poly.deps import Dependences
 from ..poly.legality import check_step
+from ..runtime.builder import ProgramBuilder
 from ..runtime.status import Status
 from ..transforms.parallel import ParallelRegion, forks_more_than_once
 from ..transforms.schedule import Schedule
@@ -105,6 +106,7 @@ class BeamState:
     best: Scored
     seen_keys: set[str] = field(default_factory=set)
     scored: dict[tuple, Score] = field(default_factory=dict)
+    printed: dict[tuple, str] = field(default_factory=dict)  # identity -> the kernel's C (`select`)
     lanes: list[Scored] = field(default_factory=list)
     start: float = field(default_factory=time.perf_counter)
     machinery: float = 0.0
@@ -233,17 +235,29 @@ def unscored(fresh: list[Explored], scored: dict) -> int:
 def select(state: BeamState, fresh: list[Explored]) -> list[tuple[Schedule, Score, float]]:
     """The next beam: the best `policy.beam` distinct schedules among the parents ("apply
     nothing", which a child must beat by `min_gain`) and their scored children, plus the best
-    refinement of the original loop structure when none of them is one.  Returns the ranked pool."""
+    refinement of the original loop structure when none of them is one.  Returns the ranked pool.
+
+    Distinct means printing different C: schedules whose rows differ only in the constants that
+    order statements can print the same loops (cholesky's fuse then distribute gives back the
+    original), and two copies of one program in a beam of three crowded out LARGE cholesky's
+    isl schedule, the start of its 5.8x answer."""
     gain = state.policy.min_gain
     pool = [(s, sc, sc.speedup * (1 + gain)) for s, sc in state.beam] + \
            [(e.schedule, e.score, e.score.speedup) for e in fresh if e.score is not None and e.score.ok]
     pool.sort(key=lambda p: -p[2])
     next_beam: list[Scored] = []
     ids: set = set()
+    texts: set[str] = set()
     for s, sc, _ in pool:
         if s.identity in ids:
             continue
         ids.add(s.identity)
+        text = state.printed.get(s.identity)
+        if text is None:
+            text = state.printed[s.identity] = ProgramBuilder.code(s.lowered)
+        if text in texts:
+            continue
+        texts.add(text)
         next_beam.append((s, sc))
         if len(next_beam) == state.policy.beam:
             break
