@@ -1,10 +1,9 @@
 """A measuring search's budget for choosing loop structure (SearchPolicy.structure_budget)."""
 from __future__ import annotations
 
-import time
-
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
+from looper.search import beam
 from looper.search.beam import beam_search
 from looper.search.policy import SearchPolicy
 
@@ -13,24 +12,37 @@ from helpers import HashScores
 
 
 class Slow(HashScores):
-    """Hash scores that take a while per candidate (like LARGE stencils' runs)."""
+    """Hash scores that take a while per candidate (like LARGE stencils' runs): on `clock`,
+    which only scoring moves, so that how fast the search's own machinery runs on the test
+    machine decides nothing."""
 
-    def __init__(self, delay: float):
+    def __init__(self, delay: float, clock: "Clock"):
         super().__init__()
         self.delay = delay
+        self.clock = clock
         self.calls: list[int] = []
 
     def evaluate(self, program, schedules):
-        time.sleep(self.delay * len(schedules))
+        self.clock.now += self.delay * len(schedules)
         self.calls.append(len(schedules))
         return super().evaluate(program, schedules)
 
 
-def test_structure_levels_stop_scoring_when_the_budget_is_spent_and_refinements_still_run():
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def test_structure_levels_stop_scoring_when_the_budget_is_spent_and_refinements_still_run(monkeypatch):
     p = parse_file(kernel_path("jacobi_2d"), "MINI")
     d = compute_dependences(p)
     free = beam_search(p, d, HashScores(), SearchPolicy(beam=2, grown=True))
-    ev = Slow(0.01)
+    clock = Clock()
+    monkeypatch.setattr(beam, "time", clock)
+    ev = Slow(0.01, clock)
     tight = beam_search(p, d, ev, SearchPolicy(beam=2, grown=True, structure_budget=0.05))
     levels = {e.level for e in tight.evaluated}
     assert {"tile", "unroll"} <= levels  # the refinement levels ran
