@@ -66,21 +66,15 @@ def full_tiles(lowered: Lowered, mk: Microkernel, printed: tuple[int, ...], rena
     every = outer.subtract(bad_k.project_out(isl.dim_type.set, mk.k, 1))  # full at every k
     full_k = q.subtract(bad_k)  # [outer, k]: full at k
     some = full_k.project_out(isl.dim_type.set, mk.k, 1)
-    rows = [d for d in range(mk.k) if d in printed]
     window = None
     if not some.is_subset(every):
         window = _window(_printed_only(full_k, mk.k, printed),
                          _printed_only(q.intersect(some.add_dims(isl.dim_type.set, 1)), mk.k, printed))
     full = some if window is not None else every
-    origins = isl.Map(f"{{ [{', '.join(f'x{d}' for d in range(mk.k))}] -> [bi, bj] : "
-                      f"bi = {mk.mr}*x{mk.tile_i} and bj = {mk.nr}*x{mk.tile_j} }}")
-    origins = origins.intersect_domain(full)
-    for d in reversed(range(mk.k)):  # only the printed loops remain, as parameters
-        if d not in printed:
-            origins = origins.project_out(isl.dim_type.in_, d, 1)
-    for k, row in enumerate(rows):
-        origins = origins.set_dim_name(isl.dim_type.in_, k, iterator_name(row))
-    bases = origins.move_dims(isl.dim_type.param, 0, isl.dim_type.in_, 0, len(rows)).range()
+    origin = isl.Set(f"{{ [{', '.join(f'x{d}' for d in range(mk.k))}, bi, bj] : "
+                     f"bi = {mk.mr}*x{mk.tile_i} and bj = {mk.nr}*x{mk.tile_j} }}")
+    # [bi, bj] over the printed loops, as parameters
+    bases = _printed_only(full.add_dims(isl.dim_type.set, 2).intersect(origin), mk.k, printed)
     if bases.is_empty():
         return None
     build = isl.AstBuild.from_context(isl.Set("{ : }"))

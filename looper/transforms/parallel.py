@@ -8,37 +8,27 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
-from ..ir.looptree import LoopNode, loop_label
-from ..ir.rows import LoopRef
+from ..ir.looptree import LoopNode
 from ..ir.schedule import Lowered
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel
-from .registry import CandidateContext, Encoding, Transform, loop_refs, register
+from .registry import CandidateContext, Encoding, LoopMarks, Transform, register
 
 
 @register
 @dataclass(frozen=True)
-class Parallelize(Transform):
+class Parallelize(LoopMarks):
     """`#pragma omp parallel for` on each named loop."""
 
-    loops: tuple[LoopRef, ...]
     kind: ClassVar[str] = "parallelize"
     level: ClassVar[str] = "parallel"
     feature_slot: ClassVar[int] = 6
-    refines: ClassVar[bool] = True
-
-    def __post_init__(self):  # accept plain tuples (JSON, tests): name them
-        object.__setattr__(self, "loops", loop_refs(self.loops))
-
-    def touched(self) -> frozenset[str]:
-        return frozenset(s for loop in self.loops for s in loop.statements)
 
     def apply(self, L: Lowered) -> Lowered:
-        extra = {(s, row) for stmts, row in self.loops for s in stmts}
-        return replace(L, parallel=L.parallel | frozenset(extra))
+        return replace(L, parallel=L.parallel | self.marks())
 
     def describe(self, L: Lowered) -> str:
-        return "parallelize(" + ",".join(loop_label(L, st, r) for st, r in self.loops) + ")"
+        return f"parallelize({self.labels(L)})"
 
     def encoding(self) -> Encoding:
         return Encoding(rows=(self.loops[0].row,))

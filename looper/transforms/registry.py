@@ -18,6 +18,9 @@ A transformation is one class.  It declares everything the rest of looper asks o
   needs it, `search.simplify`) and `refines` (it annotates loops without moving any: schedules
   differing only in such steps share a loop structure).
 
+A transformation that only marks whole loops (a pragma: parallel, unroll, vector) builds on
+`LoopMarks`, which holds the loops and says which statements they touch and how they read.
+
 Fields are the dataclass fields: they are the JSON form, so a sequence replays on a fresh parse
 (fields holding loops take plain tuples too and name them `LoopRef`/`BandRef` in `__post_init__`).
 
@@ -66,7 +69,7 @@ import contextlib
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator
 
-from ..ir.looptree import LoopNode, LoopTree
+from ..ir.looptree import LoopNode, LoopTree, loop_label
 from ..ir.rows import BandRef, LoopRef
 from ..ir.schedule import Lowered
 
@@ -179,6 +182,34 @@ Candidate = tuple[Transform, ...]  # one step, or a short sequence offered as on
 def loop_refs(loops) -> tuple[LoopRef, ...]:
     """Loops given as plain (statements, row) pairs (JSON, tests), named `LoopRef`s."""
     return tuple(LoopRef(tuple(s), r) for s, r in loops)
+
+
+@dataclass(frozen=True)
+class LoopMarks(Transform):
+    """Base of the transformations that mark whole loops without moving any (OpenMP parallel,
+    unroll, vector pragmas): the loops, named; the statements they touch; their labels."""
+
+    loops: tuple[LoopRef, ...]
+    refines: ClassVar[bool] = True
+
+    def __post_init__(self):  # accept plain tuples (JSON, tests): name them
+        object.__setattr__(self, "loops", loop_refs(self.loops))
+
+    def touched(self) -> frozenset[str]:
+        return frozenset(s for loop in self.loops for s in loop.statements)
+
+    def marks(self) -> frozenset[tuple[str, int]]:
+        """(statement, row) of every statement in every marked loop."""
+        return frozenset((s, row) for stmts, row in self.loops for s in stmts)
+
+    def labels(self, L: Lowered) -> str:
+        return ",".join(loop_label(L, st, r) for st, r in self.loops)
+
+    @staticmethod
+    def not_innermost(L: Lowered, ref: LoopRef) -> str | None:
+        """Why the loop `ref` is missing from `L` or not innermost there, or None."""
+        loop = L.tree.find(ref.row, ref.statements)
+        return None if loop is not None and loop.is_innermost else f"loop at row {ref.row} is not an innermost loop"
 
 
 def band_refs(bands) -> tuple[BandRef, ...]:

@@ -4,51 +4,42 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
-from ..ir.looptree import LoopNode, loop_label
-from ..ir.rows import LoopRef
+from ..ir.looptree import LoopNode
 from ..ir.schedule import Lowered
 from ..poly.deps import Dependences
-from .registry import CandidateContext, Encoding, Transform, loop_refs, register
+from .registry import CandidateContext, Encoding, LoopMarks, register
 
 UNROLL_FACTORS = (4, 8, 16)
 
 
 @register
 @dataclass(frozen=True)
-class Unroll(Transform):
+class Unroll(LoopMarks):
     """Unroll innermost loops by `factor` (`#pragma GCC unroll`; gcc handles the remainder)."""
 
-    loops: tuple[LoopRef, ...]
     factor: int
     kind: ClassVar[str] = "unroll"
     level: ClassVar[str] = "unroll"
     feature_slot: ClassVar[int] = 8
-    refines: ClassVar[bool] = True
-
-    def __post_init__(self):  # accept plain tuples (JSON, tests): name them
-        object.__setattr__(self, "loops", loop_refs(self.loops))
-
-    def touched(self) -> frozenset[str]:
-        return frozenset(s for loop in self.loops for s in loop.statements)
 
     def apply(self, L: Lowered) -> Lowered:
         extra = tuple((s, row, self.factor) for stmts, row in self.loops for s in stmts)
         return replace(L, unroll=L.unroll + extra)
 
     def describe(self, L: Lowered) -> str:
-        return "unroll(" + ",".join(loop_label(L, st, r) for st, r in self.loops) + f",{self.factor})"
+        return f"unroll({self.labels(L)},{self.factor})"
 
     def encoding(self) -> Encoding:
         return Encoding(factor=self.factor)
 
     def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
         """Each loop is innermost and sequential (gcc takes no unroll pragma on an OpenMP loop)."""
-        for stmts, row in self.loops:
-            loop = after.tree.find(row, stmts)
-            if loop is None or not loop.is_innermost:
-                return f"loop at row {row} is not an innermost loop"
-            if any((s, row) in before.parallel for s in stmts):
-                return "the loop is parallel: gcc cannot unroll an OpenMP loop by pragma"
+        for ref in self.loops:
+            why = self.not_innermost(after, ref)
+            if why is None and any((s, ref.row) in before.parallel for s in ref.statements):
+                why = "the loop is parallel: gcc cannot unroll an OpenMP loop by pragma"
+            if why:
+                return why
         return None
 
     @classmethod

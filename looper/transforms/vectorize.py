@@ -15,47 +15,35 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
-from ..ir.looptree import LoopNode, loop_label
+from ..ir.looptree import LoopNode
 from ..ir.program import Load, Statement, walk
-from ..ir.rows import LoopRef
 from ..ir.schedule import Lowered
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel
-from .registry import CandidateContext, Encoding, Transform, loop_refs, register
+from .registry import CandidateContext, Encoding, LoopMarks, register
 
 
 @register
 @dataclass(frozen=True)
-class Vectorize(Transform):
+class Vectorize(LoopMarks):
     """Mark innermost loops `#pragma omp simd`."""
 
-    loops: tuple[LoopRef, ...]
     kind: ClassVar[str] = "vectorize"
     level: ClassVar[str] = "unroll"
-    refines: ClassVar[bool] = True
-
-    def __post_init__(self):  # accept plain tuples (JSON, tests): name them
-        object.__setattr__(self, "loops", loop_refs(self.loops))
-
-    def touched(self) -> frozenset[str]:
-        return frozenset(s for loop in self.loops for s in loop.statements)
 
     def apply(self, L: Lowered) -> Lowered:
-        return replace(L, vector=L.vector | {(s, row) for stmts, row in self.loops for s in stmts})
+        return replace(L, vector=L.vector | self.marks())
 
     def describe(self, L: Lowered) -> str:
-        return "vectorize(" + ",".join(loop_label(L, st, r) for st, r in self.loops) + ")"
+        return f"vectorize({self.labels(L)})"
 
     def encoding(self) -> Encoding:
         return Encoding(rows=tuple(loop.row for loop in self.loops))
 
     def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
         """Each loop is innermost, not an OpenMP loop, writes no scalar and carries no dependence."""
-        for stmts, row in self.loops:
-            loop = after.tree.find(row, stmts)
-            if loop is None or not loop.is_innermost:
-                return f"loop at row {row} is not an innermost loop"
-            why = _unmarkable(deps, after, loop)
+        for ref in self.loops:
+            why = self.not_innermost(after, ref) or _unmarkable(deps, after, after.tree.find(ref.row, ref.statements))
             if why:
                 return why
         return None
