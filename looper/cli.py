@@ -158,7 +158,8 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
               help="OMP_NUM_THREADS for measurements (default: OMP_NUM_THREADS or all cores).")
 @click.option("--timeout", default=None, type=float, metavar="SECONDS",
-              help="Search time budget: no new level starts after it.")
+              help="Search time budget: after it no more candidates are scored and the best so far "
+                   "is the answer (it is still verified).")
 @click.option("--db", default=None, type=click.Path(dir_okay=False),
               help="Measurement memo (SQLite; default under the cache directory).")
 @click.option("--no-memo", is_flag=True, help="Measure everything afresh (no SQLite memo).")
@@ -504,6 +505,9 @@ def bench_group() -> None:
 @click.option("--structure-budget", "structure_budget", default=None, type=float, metavar="SECONDS",
               help="Seconds looper's search may spend choosing loop structure (fusion, affine levels) per "
                    "kernel; the refinement levels (parallel, tile, register, unroll) always run.")
+@click.option("--search-budget", "search_budget", default=None, type=float, metavar="SECONDS",
+              help="Seconds looper's search may take in all per kernel: after it no more candidates "
+                   "are scored and the best so far is the answer (EXTRALARGE candidates run for seconds).")
 @click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV[,ENV]",
               help="OpenMP environment(s) of the timings: default (as your shell has it), tuned, 'NAME=V ...'; "
                    "two separated by a comma (default,tuned) time every system in both and flag answers whose "
@@ -511,7 +515,7 @@ def bench_group() -> None:
 @_friendly
 def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, beam, repeat, threads, json_out,
                     csv_out, plot_out, roofline_out, resume, check_only, save_baseline, baseline, tolerance,
-                    polycc, search_repeat, structure_budget, omp_env, quiet) -> None:
+                    polycc, search_repeat, structure_budget, search_budget, omp_env, quiet) -> None:
     """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table per input mode
     (times, GFLOP/s, fraction of peak, speedups), write JSON/CSV/plots."""
     import json
@@ -528,7 +532,7 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, bea
     cfg = suite.config_from_options(kernels, sizes, compare, inputs, threads or default_threads(), polycc,
                                     polybench_c, evaluator=evaluator, beam=beam, repeat=repeat,
                                     check_only=check_only, search_repeats=search_repeat,
-                                    structure_budget=structure_budget,
+                                    structure_budget=structure_budget, search_budget=search_budget,
                                     omp_envs=[OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or None)
     store = suite.ResultsFile.open(json_out, resume)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))

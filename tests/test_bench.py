@@ -173,6 +173,20 @@ def test_resume_rules(tmp_path):
     assert [r.key for r in again.previous] == [("gemm", "LARGE", "native"), ("gemm", "LARGE", "scop")]
     assert list(suite.reusable(again.previous, cfg)) == [("gemm", "LARGE", "scop")]
     assert again.previous[1].speedup("looper") == pytest.approx(2.0)
+    # a resumed run of another kernel keeps gemm's entries at its end too
+    other = _result(4.0)
+    other.kernel = "syrk"
+    again.add(other, cfg)
+    again.write([other], cfg)
+    kept = suite.ResultsFile.open(str(tmp_path / "r.json"), True).previous
+    assert sorted(r.key for r in kept) == [("gemm", "LARGE", "native"), ("gemm", "LARGE", "scop"),
+                                          ("syrk", "LARGE", "scop")]
+    # without --resume, the run's own results replace the file
+    fresh = suite.ResultsFile.open(str(tmp_path / "r.json"), False)
+    fresh.add(other, cfg)
+    fresh.write([other], cfg)
+    assert [r.key for r in suite.ResultsFile.open(str(tmp_path / "r.json"), True).previous] == \
+        [("syrk", "LARGE", "scop")]
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""A measuring search's budget for choosing loop structure (SearchPolicy.structure_budget)."""
+"""A measuring search's budgets: for choosing loop structure (SearchPolicy.structure_budget) and
+in all (SearchPolicy.time_budget)."""
 from __future__ import annotations
 
 from looper.lang.parse import parse_file
@@ -50,3 +51,22 @@ def test_structure_levels_stop_scoring_when_the_budget_is_spent_and_refinements_
     assert structure(tight) < structure(free)
     unscored = [e for e in tight.explored if e.score is None and e.rejected is None]
     assert unscored and all(e.level in ("fusion", "affine") for e in unscored)
+
+
+def test_the_search_budget_stops_scoring_inside_a_level_and_the_answer_was_scored(monkeypatch):
+    p = parse_file(kernel_path("jacobi_2d"), "MINI")
+    d = compute_dependences(p)
+    clock = Clock()
+    monkeypatch.setattr(beam, "time", clock)
+    free = beam_search(p, d, Slow(0.01, clock), SearchPolicy(beam=2, grown=True))
+    clock.now = 0.0
+    ev = Slow(0.01, clock)
+    tight = beam_search(p, d, ev, SearchPolicy(beam=2, grown=True, time_budget=0.2))
+    scored = len(tight.evaluated)
+    assert scored < len(free.evaluated)
+    # the root, then chunks until the budget is spent: at most one chunk past it
+    assert sum(ev.calls) <= 1 + 0.2 / 0.01 + beam.SCORE_CHUNK
+    assert max(ev.calls[1:]) <= beam.SCORE_CHUNK  # every level scored in chunks
+    unscored = [e for e in tight.explored if e.score is None and e.rejected is None]
+    assert unscored  # the level running when the budget ran out left candidates unscored
+    assert tight.best_score.ok and tight.best_score.speedup >= 1.0

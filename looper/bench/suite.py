@@ -66,6 +66,7 @@ def meta(cfg: BenchConfig) -> dict:
             "beam": cfg.beam, "compare": cfg.compare, "inputs": cfg.inputs, "check_only": cfg.check_only,
             "polybench_c": cfg.polybench_c, "polycc": cfg.polycc, "loadavg": load_average(),
             "search_repeats": cfg.search_repeats, "structure_budget": cfg.structure_budget,
+            "search_budget": cfg.search_budget,
             "created": time.time(),
             "limits": None if limits is None else {
                 "peak_double_gflops": limits.peak_double, "peak_single_gflops": limits.peak_single,
@@ -74,7 +75,8 @@ def meta(cfg: BenchConfig) -> dict:
 
 @dataclass
 class ResultsFile:
-    """The `--json` file: read by `--resume`, rewritten after every kernel."""
+    """The `--json` file: read by `--resume`, rewritten after every kernel.  A resumed run keeps
+    every earlier entry it does not run again (other kernels, sizes, modes), also at its end."""
 
     path: Path | None
     previous: list[KernelResult]
@@ -90,17 +92,17 @@ class ResultsFile:
         return ResultsFile(p, previous)
 
     def add(self, result: KernelResult, cfg: BenchConfig) -> None:
-        """Replace this result's (kernel, size, input) entry in the file, keeping the others."""
-        if self.path is None:
-            return
-        sofar = from_json(json.loads(self.path.read_text())) if self.path.exists() else []
-        keep = [x for x in sofar if x.key != result.key] + [result]
-        self.write(keep, cfg)
+        """Replace this result's (kernel, size, input) entry, keeping the others."""
+        self.previous = [x for x in self.previous if x.key != result.key] + [result]
+        self.write([], cfg)
 
     def write(self, results: list[KernelResult], cfg: BenchConfig) -> None:
-        """Write all `results` (the whole run, at its end)."""
-        if self.path is not None:  # whole or not at all: an interrupt leaves the previous file
-            write_text(self.path, json.dumps(to_json(results, meta(cfg)), indent=1))
+        """Write `results` (the whole run, at its end) and the kept entries they do not replace."""
+        if self.path is None:
+            return
+        keys = {r.key for r in results}
+        every = [x for x in self.previous if x.key not in keys] + results
+        write_text(self.path, json.dumps(to_json(every, meta(cfg)), indent=1))  # whole or not at all
 
 
 def reusable(previous: list[KernelResult], cfg: BenchConfig) -> dict[tuple[str, str, str], KernelResult]:

@@ -136,7 +136,7 @@ class BeamState:
 
 
 STRUCTURE_LEVELS = ("fusion", "affine")
-SCORE_CHUNK = 8  # candidates scored between two looks at the structure budget (one build)
+SCORE_CHUNK = 8  # candidates scored between two looks at a budget (one build)
 
 
 def keeps_original_structure(s: Schedule) -> bool:
@@ -207,8 +207,9 @@ def check(parent: Schedule, steps: tuple, deps: Dependences, level: str, explain
 
 def score(state: BeamState, fresh: list[Explored], evaluator: Evaluator, level: str = "") -> None:
     """Scores for the new candidates: identical lowered schedules reached by different sequences
-    are scored once.  At a structure level under a budget, in chunks, until the budget is spent
-    (the rest stay unscored, and `select` passes them over)."""
+    are scored once.  Under a budget (the search's, or at a structure level the structure
+    budget), in chunks, until it is spent: the rest stay unscored, and `select` passes them over
+    (an EXTRALARGE candidate runs for seconds, and one refinement level scores dozens)."""
     todo: list[Explored] = []
     for e in fresh:
         known = state.scored.get(e.schedule.identity)
@@ -216,10 +217,11 @@ def score(state: BeamState, fresh: list[Explored], evaluator: Evaluator, level: 
             e.score = known
         else:
             todo.append(e)
-    budgeted = level in STRUCTURE_LEVELS and state.policy.structure_budget is not None
+    budgeted = state.policy.time_budget is not None or \
+        (level in STRUCTURE_LEVELS and state.policy.structure_budget is not None)
     step = SCORE_CHUNK if budgeted else max(1, len(todo))
     for k in range(0, len(todo), step):
-        if budgeted and state.out_of_structure_time(level):
+        if budgeted and (state.out_of_time() or state.out_of_structure_time(level)):
             break
         chunk = todo[k:k + step]
         for e, sc in zip(chunk, evaluator.evaluate(state.program, [e.schedule for e in chunk])):

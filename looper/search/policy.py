@@ -45,7 +45,8 @@ class SearchPolicy:
     # affine levels, its best parallelization, tiling, unrolling after) stays in the beam as an
     # extra member at every level
     keep_root: bool = True
-    time_budget: float | None = None  # seconds; no level starts after it
+    # seconds: after it no level starts and no more candidates are scored (the best so far wins)
+    time_budget: float | None = None
     # seconds for the levels that choose the loop structure (fusion, affine): after it no more of
     # their candidates are scored, while the refinement levels (parallel, tile, ..., unroll)
     # still run.  At LARGE a stencil's candidate runs for seconds and an affine level scores
