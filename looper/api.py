@@ -249,7 +249,8 @@ class OptimizedFile:
 def optimize(program: str | os.PathLike, size: str | None = None, *, defines=None, includes: Iterable[str] = (),
              evaluator: str = "model", beam: int = 3, max_affine: int | None = None, max_fusion: int = 2,
              verify_top: int = 5, model=None, repeat: int = 3, threads: int | None = None,
-             timeout: float | None = None, db: str | None = None, memo: bool = True, explain: bool = False,
+             timeout: float | None = None, step_proxy: int | None = None, db: str | None = None,
+             memo: bool = True, explain: bool = False,
              omp_env=None, report_environment: bool = False, cc: str = "gcc",
              cflags: str | Iterable[str] | None = None, verify: bool = True, speed_guard: bool = True,
              progress: Callable[[int, int], None] | None = None,
@@ -292,7 +293,8 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
     for k, p in enumerate(programs):
         kernels.append(_search(p, evaluator, net, store, dict(
             beam=beam, max_affine=max_affine, max_fusion=max_fusion, time_budget=timeout, explain=explain,
-            repeats=repeat, threads=threads, memoize=memo, verify_top=verify_top, omp_env=env), progress,
+            repeats=repeat, threads=threads, memoize=memo, verify_top=verify_top, omp_env=env,
+            step_proxy=step_proxy), progress,
             level_progress, report_environment, (checking, resized, k)))
     if isinstance(loaded, Program):
         return kernels[0]

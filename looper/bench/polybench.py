@@ -74,6 +74,8 @@ class BenchConfig:
     # seconds in all for a search (SearchPolicy.time_budget): at EXTRALARGE one candidate runs
     # for seconds and the refinement levels alone take a quarter of an hour
     search_budget: float | None = None
+    # a measuring search measures with the time steps divided by this (`search.proxy`)
+    step_proxy: int | None = None
 
     def systems(self, mode: str) -> list[str]:
         """The systems of one input mode, the baseline first."""
@@ -103,14 +105,14 @@ def search(name: str, size: str, cfg: BenchConfig) -> Answer:
     program = parse_file(kernel_file(name), size)
     schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads, cfg.omp_envs[0],
                                         cfg.search_repeats, structure_budget=cfg.structure_budget,
-                                        search_budget=cfg.search_budget)
+                                        search_budget=cfg.search_budget, step_proxy=cfg.step_proxy)
     return Answer(name, program, schedule, seconds)
 
 
 def choose_schedule(program: Program, evaluator: str, beam: int, threads: int,
                     omp_env: OmpEnv = DEFAULT_ENV, repeats: int | None = None,
                     written: bool = True, structure_budget: float | None = None,
-                    search_budget: float | None = None) -> tuple[Schedule, float]:
+                    search_budget: float | None = None, step_proxy: int | None = None) -> tuple[Schedule, float]:
     """looper's answer for one program: the search with the requested evaluator, then (`written`)
     what `looper optimize` does before it writes an answer (`search.verify`: verification, and the
     model's speed guard when the original is short), so the bench times the answer a user gets.
@@ -124,7 +126,8 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int,
     if repeats is None:
         repeats = 1 if evaluator == "hybrid" else 3
     found = search_from_options(program, evaluator, beam=beam, threads=threads, repeats=repeats, omp_env=omp_env,
-                                structure_budget=structure_budget, time_budget=search_budget)
+                                structure_budget=structure_budget, time_budget=search_budget,
+                                step_proxy=step_proxy)
     result = found.run(deps, keep_open=True)
     try:
         if written:

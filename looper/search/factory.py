@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..ir.program import Program
-from ..poly.deps import Dependences
+from ..poly.deps import Dependences, compute_dependences
 from ..runtime.measurements import MeasurementStore
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from .beam import SearchResult, beam_search
@@ -20,6 +20,7 @@ from .evaluators import ExecutionEvaluator, ModelEvaluator
 from .confirm import confirm
 from .hybrid import Verified, verify_top
 from .policy import SearchPolicy, policy_for
+from .proxy import StandIn, carry, stand_in
 
 EVALUATORS = ("model", "measure", "hybrid")
 
@@ -37,13 +38,21 @@ class Search:
     verify_top: int = 5
     verified: list[Verified] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the search did differently from what was asked
+    # a measuring search's stand-in with fewer time steps (`search.proxy`), and its evaluator
+    stand_in: StandIn | None = None
+    stand_in_measure: ExecutionEvaluator | None = None
 
     def run(self, deps: Dependences, progress: Callable[[str, int, int], None] | None = None,
             keep_open: bool = False) -> SearchResult:
         """The search's answer (`keep_open`: the measuring evaluator stays usable after it, for
         reports that time the answer again; `close()` it then)."""
         try:
-            result = beam_search(self.program, deps, self.evaluator, self.policy, progress)
+            if self.stand_in is not None:
+                found = beam_search(self.stand_in.program, compute_dependences(self.stand_in.program),
+                                    self.stand_in_measure, self.policy, progress)
+                result = carry(found, self.program, deps)
+            else:
+                result = beam_search(self.program, deps, self.evaluator, self.policy, progress)
             if self.kind == "measure" and self.policy.confirm_top > 1:
                 result = confirm(self.program, result, self.measure, self.policy.confirm_top)
             if self.kind == "hybrid":
@@ -55,8 +64,9 @@ class Search:
                 self.close()
 
     def close(self) -> None:
-        if self.measure is not None:
-            self.measure.close()
+        for evaluator in (self.measure, self.stand_in_measure):
+            if evaluator is not None:
+                evaluator.close()
 
 
 def never_runs(program: Program) -> str | None:
@@ -78,10 +88,12 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
                         explain: bool = False, model=None, model_path: str | None = None,
                         repeats: int = 3, threads: int | None = None, store: MeasurementStore | None = None,
                         memoize: bool = True, verify_top: int = 5, omp_env: OmpEnv = DEFAULT_ENV,
-                        progress: Callable[[int, int], None] | None = None) -> Search:
+                        progress: Callable[[int, int], None] | None = None,
+                        step_proxy: int | None = None) -> Search:
     """A search of `program` scored by `evaluator`, with the policy's defaults for that evaluator
     where an option is None.  `model` is a loaded (network, metadata) pair, else `model_path`
-    (None: the shipped weights) is loaded."""
+    (None: the shipped weights) is loaded.  `step_proxy`: a measuring search measures its
+    candidates with the time steps divided by this (`search.proxy`)."""
     if evaluator not in EVALUATORS:
         raise ValueError(f"unknown evaluator {evaluator!r} ({', '.join(EVALUATORS)})")
     notes = []
@@ -96,6 +108,17 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
         measure = ExecutionEvaluator(program, repeats=repeats, threads=threads, store=store,
                                      memoize=memoize, progress=progress, omp_env=omp_env)
     meta = None
+    proxy, proxy_measure = None, None
+    if step_proxy and step_proxy > 1:
+        made = stand_in(program, step_proxy) if evaluator == "measure" else "only a measuring search uses one"
+        if isinstance(made, str):
+            notes.append(f"no stand-in with fewer time steps: {made}")
+        else:
+            proxy = made
+            proxy_measure = ExecutionEvaluator(made.program, repeats=repeats, threads=threads, store=store,
+                                               memoize=memoize, progress=progress, omp_env=omp_env)
+            notes.append(f"candidates measured with {made.describe()}; the best replayed and timed again "
+                         "at the program's sizes")
     if evaluator == "measure":
         scorer: object = measure
     else:
@@ -108,4 +131,5 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
                         min_gain=min_gain, time_budget=time_budget, structure_budget=structure_budget,
                         explain=explain or None,
                         threads=measure.threads if measure is not None else threads)
-    return Search(program, evaluator, policy, scorer, measure, verify_top, notes=notes)
+    return Search(program, evaluator, policy, scorer, measure, verify_top, notes=notes, stand_in=proxy,
+                  stand_in_measure=proxy_measure)
