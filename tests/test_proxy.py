@@ -53,6 +53,8 @@ def test_carry_replays_the_stand_ins_best_on_the_program_and_they_compute_the_sa
     assert result.best.describe() == found.best.describe()
     carried = [e.schedule for e in result.evaluated if e.schedule.steps]
     assert 1 < len(carried) <= 4
+    structures = [s.structure().describe() for s in carried]
+    assert len(set(structures)) == len(structures)  # one schedule per loop structure
     assert all(s.program is program and check_schedule(deps, s) is None for s in carried)
     assert differential(program, carried, tmp_path) == []
 
