@@ -6,11 +6,13 @@ candidates and answered `parallelize(i,i)`: 0.76x of Pluto, where at LARGE (85 s
 skewed time tile ran 2.3x faster than Pluto's.
 
 A time-step size bounds only the outermost loops and sizes no array the kernel writes and none of
-two or more dimensions.  With fewer steps every candidate walks the same arrays through the same
-caches, only fewer times, so the stand-in ranks the candidates at a fraction of the cost.  The
-search ranks on the stand-in; its best candidates are replayed on the program and checked by isl
-there (legality can depend on sizes), and a measuring search times them again together at the
-program's own sizes (`search.confirm`), which has the last word.
+two or more dimensions.  With fewer steps a schedule that keeps time outermost walks the same
+arrays through the same caches, only fewer times, so the stand-in ranks such candidates at a
+fraction of the cost.  One that moves time inward (a wavefront, a time tile as high as the
+whole run) changes its working set with the steps, and the stand-in can misjudge it.  So the
+search ranks on the stand-in; the best schedule of each of its best loop structures is replayed
+on the program and checked by isl there (legality can depend on sizes), and a measuring search
+times them again together at the program's own sizes (`search.confirm`), which has the last word.
 """
 from __future__ import annotations
 
