@@ -120,10 +120,7 @@ def carry(found: SearchResult, program: Program, deps: Dependences, keep: int = 
         if why is None:
             structures.add(key)
             carried.append(Explored(replayed, e.description, e.level, e.score))
-    root = Schedule(program)
-    if carried:
-        best, best_score = carried[0].schedule, carried[0].score
-    else:
-        best, best_score = root, Score(1.0, Status.OK, "original")
-    explored = [Explored(root, "original", "root", Score(1.0, Status.OK, "original"))] + carried
-    return SearchResult(best, best_score, explored, found.seconds, found.machinery_seconds, found.levels)
+    root = Explored(Schedule(program), "original", "root", Score(1.0, Status.OK, "original"))
+    best = carried[0] if carried else root
+    return SearchResult(best.schedule, best.score, [root] + carried, found.seconds, found.machinery_seconds,
+                        found.levels)
