@@ -249,7 +249,8 @@ class OptimizedFile:
 def optimize(program: str | os.PathLike, size: str | None = None, *, defines=None, includes: Iterable[str] = (),
              evaluator: str = "model", beam: int = 3, max_affine: int | None = None, max_fusion: int = 2,
              verify_top: int = 5, model=None, repeat: int = 3, threads: int | None = None,
-             timeout: float | None = None, step_proxy: int | None = None, db: str | None = None,
+             timeout: float | None = None, step_proxy: int | None = None, size_proxy: int | None = None,
+             db: str | None = None,
              memo: bool = True, explain: bool = False,
              omp_env=None, report_environment: bool = False, cc: str = "gcc",
              cflags: str | Iterable[str] | None = None, verify: bool = True, speed_guard: bool = True,
@@ -266,11 +267,13 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
     time the answer in the other one.  `cc`, `cflags` (default -O3 -march=native -fopenmp): what
     the answer will be built with; it is verified with them at a small size before it is
     returned (`verify=False`: not), and with the model evaluator timed against the original when
-    that is short (`speed_guard=False`: not); see `search.verify`.  Returns a `Kernel` (Python)
-    or an `OptimizedFile` (C)."""
+    that is short (`speed_guard=False`: not); see `search.verify`.  `step_proxy`, `size_proxy`:
+    a measuring search ranks candidates with the time steps, or every size, divided by this
+    (`search.proxy`).  Returns a `Kernel` (Python) or an `OptimizedFile` (C)."""
     from .runtime.ompenv import OmpEnv
     env = omp_env if isinstance(omp_env, OmpEnv) else OmpEnv.parse(omp_env or "default")
     from .search.factory import EVALUATORS
+    from .search.proxy import Proxy
     if evaluator not in EVALUATORS:
         raise LooperUsageError(f"unknown evaluator '{evaluator}' (use {', '.join(EVALUATORS)})")
     checking = _verify_options(cc, cflags, threads, env, verify, speed_guard)
@@ -294,7 +297,7 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
         kernels.append(_search(p, evaluator, net, store, dict(
             beam=beam, max_affine=max_affine, max_fusion=max_fusion, time_budget=timeout, explain=explain,
             repeats=repeat, threads=threads, memoize=memo, verify_top=verify_top, omp_env=env,
-            step_proxy=step_proxy), progress,
+            proxy=Proxy.of(step_proxy, size_proxy)), progress,
             level_progress, report_environment, (checking, resized, k)))
     if isinstance(loaded, Program):
         return kernels[0]

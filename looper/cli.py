@@ -163,6 +163,9 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 @click.option("--step-proxy", "step_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
               help="With --evaluator measure: measure candidates with the time steps divided by FACTOR "
                    "(stencils at large sizes; at least 100 kept), then time the best again at the real sizes.")
+@click.option("--size-proxy", "size_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
+              help="With --evaluator measure: measure candidates with every size divided by FACTOR (at "
+                   "least 64 kept; a Python program), then time the best again at the real sizes.")
 @click.option("--db", default=None, type=click.Path(dir_okay=False),
               help="Measurement memo (SQLite; default under the cache directory).")
 @click.option("--no-memo", is_flag=True, help="Measure everything afresh (no SQLite memo).")
@@ -195,7 +198,8 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...], beam: int,
                  max_affine: int | None, max_fusion: int, evaluator: str, verify_top: int,
                  model_path: str | None, repeat: int, threads: int | None,
-                 timeout: float | None, step_proxy: int | None, db: str | None, no_memo: bool,
+                 timeout: float | None, step_proxy: int | None, size_proxy: int | None, db: str | None,
+                 no_memo: bool,
                  output: str | None, emit: str,
                  json_out: str | None, explain: bool, omp_env: str, bake_omp_env: bool, cc: str, cflags: str,
                  no_verify: bool, no_speed_guard: bool, quiet: bool) -> None:
@@ -220,7 +224,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
         answer = optimize(file, size, defines=defines, includes=includes, evaluator=evaluator, beam=beam,
                           max_affine=max_affine, max_fusion=max_fusion, verify_top=verify_top,
                           model=model_path, repeat=repeat, threads=threads, timeout=timeout,
-                          step_proxy=step_proxy, db=db,
+                          step_proxy=step_proxy, size_proxy=size_proxy, db=db,
                           memo=not no_memo, explain=explain, omp_env=env, report_environment=True, cc=cc,
                           cflags=cflags, verify=not no_verify, speed_guard=not no_speed_guard,
                           progress=progress.candidate, level_progress=progress.level)
@@ -516,6 +520,9 @@ def bench_group() -> None:
 @click.option("--step-proxy", "step_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
               help="A measuring search measures candidates with the time steps divided by FACTOR (at "
                    "least 100 kept), then times its best again at the run's size.")
+@click.option("--size-proxy", "size_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
+              help="A measuring search measures candidates with every size divided by FACTOR (at least "
+                   "64 kept; EXTRALARGE / 2 is about LARGE), then times its best again at the run's size.")
 @click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV[,ENV]",
               help="OpenMP environment(s) of the timings: default (as your shell has it), tuned, 'NAME=V ...'; "
                    "two separated by a comma (default,tuned) time every system in both and flag answers whose "
@@ -523,7 +530,8 @@ def bench_group() -> None:
 @_friendly
 def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, beam, repeat, threads, json_out,
                     csv_out, plot_out, roofline_out, resume, check_only, save_baseline, baseline, tolerance,
-                    polycc, search_repeat, structure_budget, search_budget, step_proxy, omp_env, quiet) -> None:
+                    polycc, search_repeat, structure_budget, search_budget, step_proxy, size_proxy, omp_env,
+                    quiet) -> None:
     """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table per input mode
     (times, GFLOP/s, fraction of peak, speedups), write JSON/CSV/plots."""
     import json
@@ -537,11 +545,12 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, bea
     if evaluator is None:
         evaluator = "model" if default_model_path().exists() else "measure"
     from .runtime.ompenv import OmpEnv
+    from .search.proxy import Proxy
     cfg = suite.config_from_options(kernels, sizes, compare, inputs, threads or default_threads(), polycc,
                                     polybench_c, evaluator=evaluator, beam=beam, repeat=repeat,
                                     check_only=check_only, search_repeats=search_repeat,
                                     structure_budget=structure_budget, search_budget=search_budget,
-                                    step_proxy=step_proxy,
+                                    proxy=Proxy.of(step_proxy, size_proxy),
                                     omp_envs=[OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or None)
     store = suite.ResultsFile.open(json_out, resume)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))

@@ -394,3 +394,26 @@ def test_a_register_tile_over_loops_that_are_not_adjacent_rows_keeps_every_state
     assert len({len(r) for r in L.rows.values()}) == 1
     assert check_schedule(d, s) is None
     assert differential(p, [s], tmp_path, threads=2) == []
+
+
+def test_the_loop_structure_of_a_register_tile_inside_cache_tiles_keeps_the_tiles():
+    """A register tile names its loops by their rows in the tiled nest: the structure that drops
+    the refinements keeps a tile a register tile follows (it raised IndexError without it)."""
+    from looper.search.beam import beam_search
+    from looper.search.policy import SearchPolicy
+    from looper.transforms.registry import LoopMarks
+    from helpers import HashScores
+    p = parse_file(kernel_path("gemm"), "MEDIUM")
+    found = beam_search(p, compute_dependences(p), HashScores(), SearchPolicy(beam=2, max_affine=1, grown=True))
+    inside = 0
+    for e in found.evaluated:
+        kinds = [t.kind for t in e.schedule.steps]
+        structure = e.schedule.structure()
+        structure.describe()  # replays: every step finds its rows
+        assert not any(isinstance(t, LoopMarks) for t in structure.steps)
+        if "register" in kinds and "tile" in kinds[:kinds.index("register")]:
+            inside += 1
+            assert "tile" in [t.kind for t in structure.steps]
+        elif "register" not in kinds:
+            assert all(not t.refines for t in structure.steps)  # nothing follows: every refinement dropped
+    assert inside > 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import LooperUsageError
 from ..ir.program import Program
@@ -33,6 +33,9 @@ from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..runtime.peaks import Limits
 from ..transforms.schedule import Schedule
 from . import check, native, peers, timing
+
+if TYPE_CHECKING:
+    from ..search.proxy import Proxy
 from .results import KernelResult, geomean
 
 __all__ = ["ALL_KERNELS", "KERNEL_DIR", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_file",
@@ -74,8 +77,8 @@ class BenchConfig:
     # seconds in all for a search (SearchPolicy.time_budget): at EXTRALARGE one candidate runs
     # for seconds and the refinement levels alone take a quarter of an hour
     search_budget: float | None = None
-    # a measuring search measures with the time steps divided by this (`search.proxy`)
-    step_proxy: int | None = None
+    # a measuring search measures on a stand-in with fewer time steps or smaller sizes (`search.proxy`)
+    proxy: Proxy | None = None
 
     def systems(self, mode: str) -> list[str]:
         """The systems of one input mode, the baseline first."""
@@ -105,14 +108,14 @@ def search(name: str, size: str, cfg: BenchConfig) -> Answer:
     program = parse_file(kernel_file(name), size)
     schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads, cfg.omp_envs[0],
                                         cfg.search_repeats, structure_budget=cfg.structure_budget,
-                                        search_budget=cfg.search_budget, step_proxy=cfg.step_proxy)
+                                        search_budget=cfg.search_budget, proxy=cfg.proxy)
     return Answer(name, program, schedule, seconds)
 
 
 def choose_schedule(program: Program, evaluator: str, beam: int, threads: int,
                     omp_env: OmpEnv = DEFAULT_ENV, repeats: int | None = None,
                     written: bool = True, structure_budget: float | None = None,
-                    search_budget: float | None = None, step_proxy: int | None = None) -> tuple[Schedule, float]:
+                    search_budget: float | None = None, proxy: Proxy | None = None) -> tuple[Schedule, float]:
     """looper's answer for one program: the search with the requested evaluator, then (`written`)
     what `looper optimize` does before it writes an answer (`search.verify`: verification, and the
     model's speed guard when the original is short), so the bench times the answer a user gets.
@@ -127,7 +130,7 @@ def choose_schedule(program: Program, evaluator: str, beam: int, threads: int,
         repeats = 1 if evaluator == "hybrid" else 3
     found = search_from_options(program, evaluator, beam=beam, threads=threads, repeats=repeats, omp_env=omp_env,
                                 structure_budget=structure_budget, time_budget=search_budget,
-                                step_proxy=step_proxy)
+                                proxy=proxy)
     result = found.run(deps, keep_open=True)
     try:
         if written:

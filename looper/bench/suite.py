@@ -66,7 +66,8 @@ def meta(cfg: BenchConfig) -> dict:
             "beam": cfg.beam, "compare": cfg.compare, "inputs": cfg.inputs, "check_only": cfg.check_only,
             "polybench_c": cfg.polybench_c, "polycc": cfg.polycc, "loadavg": load_average(),
             "search_repeats": cfg.search_repeats, "structure_budget": cfg.structure_budget,
-            "search_budget": cfg.search_budget, "step_proxy": cfg.step_proxy,
+            "search_budget": cfg.search_budget,
+            "proxy": None if cfg.proxy is None else {"steps": cfg.proxy.steps, "sizes": cfg.proxy.sizes},
             "created": time.time(),
             "limits": None if limits is None else {
                 "peak_double_gflops": limits.peak_double, "peak_single_gflops": limits.peak_single,

@@ -20,7 +20,7 @@ from .evaluators import ExecutionEvaluator, ModelEvaluator
 from .confirm import confirm
 from .hybrid import Verified, verify_top
 from .policy import SearchPolicy, policy_for
-from .proxy import StandIn, carry, stand_in
+from .proxy import Proxy, StandIn, carry, stand_in
 
 EVALUATORS = ("model", "measure", "hybrid")
 
@@ -38,7 +38,7 @@ class Search:
     verify_top: int = 5
     verified: list[Verified] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the search did differently from what was asked
-    # a measuring search's stand-in with fewer time steps (`search.proxy`), and its evaluator
+    # a measuring search's stand-in with fewer time steps or smaller sizes (`search.proxy`), and its evaluator
     stand_in: StandIn | None = None
     stand_in_measure: ExecutionEvaluator | None = None
 
@@ -89,11 +89,11 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
                         repeats: int = 3, threads: int | None = None, store: MeasurementStore | None = None,
                         memoize: bool = True, verify_top: int = 5, omp_env: OmpEnv = DEFAULT_ENV,
                         progress: Callable[[int, int], None] | None = None,
-                        step_proxy: int | None = None) -> Search:
+                        proxy: Proxy | None = None) -> Search:
     """A search of `program` scored by `evaluator`, with the policy's defaults for that evaluator
     where an option is None.  `model` is a loaded (network, metadata) pair, else `model_path`
-    (None: the shipped weights) is loaded.  `step_proxy`: a measuring search measures its
-    candidates with the time steps divided by this (`search.proxy`)."""
+    (None: the shipped weights) is loaded.  `proxy`: a measuring search measures its
+    candidates on a stand-in with fewer time steps or smaller sizes (`search.proxy`)."""
     if evaluator not in EVALUATORS:
         raise ValueError(f"unknown evaluator {evaluator!r} ({', '.join(EVALUATORS)})")
     notes = []
@@ -108,13 +108,13 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
         measure = ExecutionEvaluator(program, repeats=repeats, threads=threads, store=store,
                                      memoize=memoize, progress=progress, omp_env=omp_env)
     meta = None
-    proxy, proxy_measure = None, None
-    if step_proxy and step_proxy > 1:
-        made = stand_in(program, step_proxy) if evaluator == "measure" else "only a measuring search uses one"
+    made, proxy_measure = None, None
+    if proxy is not None:
+        made = stand_in(program, proxy) if evaluator == "measure" else "only a measuring search uses one"
         if isinstance(made, str):
-            notes.append(f"no stand-in with fewer time steps: {made}")
+            notes.append(f"no stand-in ({proxy.describe()}): {made}")
+            made = None
         else:
-            proxy = made
             proxy_measure = ExecutionEvaluator(made.program, repeats=repeats, threads=threads, store=store,
                                                memoize=memoize, progress=progress, omp_env=omp_env)
             notes.append(f"candidates measured with {made.describe()}; the best replayed and timed again "
@@ -131,5 +131,5 @@ def search_from_options(program: Program, evaluator: str = "model", *, beam: int
                         min_gain=min_gain, time_budget=time_budget, structure_budget=structure_budget,
                         explain=explain or None,
                         threads=measure.threads if measure is not None else threads)
-    return Search(program, evaluator, policy, scorer, measure, verify_top, notes=notes, stand_in=proxy,
+    return Search(program, evaluator, policy, scorer, measure, verify_top, notes=notes, stand_in=made,
                   stand_in_measure=proxy_measure)

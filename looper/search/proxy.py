@@ -1,18 +1,27 @@
-"""A stand-in for a long-running program: the same kernel with fewer time steps.
+"""A stand-in for a long-running program: the same kernel with fewer time steps, or smaller.
 
 A measuring search runs every candidate.  At EXTRALARGE jacobi-2d runs 9 s under gcc, each
 candidate costs a checked warm-up and a timed run, and a search given 6 minutes scored a score of
 candidates and answered `parallelize(i,i)`: 0.76x of Pluto, where at LARGE (85 s of search) its
-skewed time tile ran 2.3x faster than Pluto's.
+skewed time tile ran 2.3x faster than Pluto's.  symm's 6 minutes went to fission and blocks: 5%
+of the FMA peak, where LARGE's search reached 82%.
 
-A time-step size bounds only the outermost loops and sizes no array the kernel writes and none of
-two or more dimensions.  With fewer steps a schedule that keeps time outermost walks the same
-arrays through the same caches, only fewer times, so the stand-in ranks such candidates at a
-fraction of the cost.  One that moves time inward (a wavefront, a time tile as high as the
-whole run) changes its working set with the steps, and the stand-in can misjudge it.  So the
-search ranks on the stand-in; the best schedule of each of its best loop structures is replayed
-on the program and checked by isl there (legality can depend on sizes), and a measuring search
-times them again together at the program's own sizes (`search.confirm`), which has the last word.
+Two stand-ins (`Proxy`), which may be combined:
+
+- **Fewer time steps** (`steps`).  A time-step size bounds only the outermost loops and sizes no
+  array the kernel writes and none of two or more dimensions.  With fewer steps a schedule that
+  keeps time outermost walks the same arrays through the same caches, only fewer times.
+- **Smaller sizes** (`sizes`): every size divided.  A cache-blocked, parallel, vectorized loop nest
+  keeps its character when its arrays shrink by a constant factor as long as they still exceed the
+  caches the blocks are sized for: EXTRALARGE gemm (2000x2300x2600) halved is LARGE's shape.
+
+Either stand-in misjudges some schedules.  One that moves time inward (a wavefront, a time tile as
+high as the whole run) changes its working set with the steps; a tile as wide as a stand-in's
+array, or a loop order that only pays once the arrays outgrow a cache level, changes character
+with the sizes.  So the search ranks on the stand-in; the best schedule of each of its best loop
+structures is replayed on the program and checked by isl there (legality can depend on sizes), and
+a measuring search times them again together at the program's own sizes (`search.confirm`), which
+has the last word.
 """
 from __future__ import annotations
 
@@ -29,18 +38,37 @@ from .beam import Explored, Score, SearchResult
 from .hybrid import structure, top_candidates
 
 MIN_STEPS = 100  # a time tile is 16-32 steps high: a stand-in keeps several of them
+MIN_SIZE = 64  # a smaller stand-in keeps room for a cache block and a register tile
 CARRIED = 8  # loop structures whose best schedule is replayed on the program (answer, confirmation, fallbacks)
 
 
 @dataclass(frozen=True)
-class StandIn:
-    """The program with some time-step sizes lowered."""
+class Proxy:
+    """What a stand-in lowers: the time steps divided by `steps`, every size by `sizes` (None: not)."""
 
-    program: Program
-    steps: dict[str, tuple[int, int]]  # size -> (the program's value, the stand-in's)
+    steps: int | None = None
+    sizes: int | None = None
+
+    @staticmethod
+    def of(steps: int | None = None, sizes: int | None = None) -> "Proxy | None":
+        """The proxy of the options `--step-proxy` and `--size-proxy` (None when neither asks for one)."""
+        proxy = Proxy(steps if steps and steps > 1 else None, sizes if sizes and sizes > 1 else None)
+        return proxy if proxy.steps or proxy.sizes else None
 
     def describe(self) -> str:
-        return ", ".join(f"{k}={new} (of {old})" for k, (old, new) in self.steps.items())
+        return " and ".join(([f"time steps / {self.steps}"] if self.steps else [])
+                            + ([f"sizes / {self.sizes}"] if self.sizes else []))
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """The program with some sizes lowered."""
+
+    program: Program
+    lowered: dict[str, tuple[int, int]]  # size -> (the program's value, the stand-in's)
+
+    def describe(self) -> str:
+        return ", ".join(f"{k}={new} (of {old})" for k, (old, new) in self.lowered.items())
 
 
 def step_sizes(program: Program) -> tuple[str, ...]:
@@ -72,29 +100,41 @@ def _bound_names(node: Node, outer: set[str], inner: set[str], top: bool) -> Non
             _bound_names(child, outer, inner, top)
 
 
-def stand_in(program: Program, factor: int) -> StandIn | str:
-    """The program with its time steps divided by `factor` (at least `MIN_STEPS` kept), or why
-    there is none."""
+def lowered_sizes(program: Program, proxy: Proxy) -> dict[str, int]:
+    """The stand-in's value of each size `proxy` lowers: a time step divided by `proxy.steps`
+    (at least `MIN_STEPS` kept), every size by `proxy.sizes` (at least `MIN_SIZE`, or
+    `MIN_STEPS` for a time step); a size already at its minimum is kept."""
+    steps = set(step_sizes(program))
+    out = {}
+    for name, old in program.sizes.items():
+        factor = ((proxy.steps or 1) if name in steps else 1) * (proxy.sizes or 1)
+        floor = MIN_STEPS if name in steps else MIN_SIZE
+        new = max(math.ceil(old / factor), min(old, floor))
+        if new < old:
+            out[name] = new
+    return out
+
+
+def stand_in(program: Program, proxy: Proxy) -> StandIn | str:
+    """The program with the sizes `proxy` lowers, parsed again from its source, or why there is none."""
     if not program.path.endswith(".py"):
         return "a stand-in is made from a Python program's source (this one is C)"
-    steps = step_sizes(program)
-    if not steps:
+    if proxy.steps and not proxy.sizes and not step_sizes(program):
         return "no size counts time steps (one that bounds only outermost loops and sizes no written array)"
-    fewer = {}
-    for name in steps:
-        old = program.sizes[name]
-        new = max(math.ceil(old / factor), min(old, MIN_STEPS))
-        if new < old:
-            fewer[name] = (old, new)
+    fewer = lowered_sizes(program, proxy)
     if not fewer:
-        return f"its time steps ({', '.join(f'{k}={program.sizes[k]}' for k in steps)}) are already few"
+        what = (f"its time steps ({', '.join(f'{k}={program.sizes[k]}' for k in step_sizes(program))})"
+                if not proxy.sizes else "its sizes")
+        return f"{what} are already small"
     from ..lang.parse import parse_source
-    defines = dict(program.sizes, **{k: new for k, (_, new) in fewer.items()})
     try:
-        smaller = parse_source(program.source, program.path, None, defines)  # every size given
+        smaller = parse_source(program.source, program.path, None, dict(program.sizes, **fewer))  # every size given
     except LooperError as e:
-        return f"it does not parse with fewer steps: {e.message}"
-    return StandIn(smaller, fewer)
+        return f"it does not parse with {', '.join(f'{k}={v}' for k, v in fewer.items())}: {e.message}"
+    if any(s.domain.is_empty() for s in smaller.statements) and not any(s.domain.is_empty()
+                                                                        for s in program.statements):
+        return "a statement never runs at the stand-in's sizes"
+    return StandIn(smaller, {k: (program.sizes[k], v) for k, v in fewer.items()})
 
 
 def carry(found: SearchResult, program: Program, deps: Dependences, keep: int = CARRIED) -> SearchResult:

@@ -52,8 +52,17 @@ class Schedule:
         return all(t.refines for t in self.steps)
 
     def structure(self) -> "Schedule":
-        """The sequence without its refinements: the loop structure it builds."""
-        return Schedule(self.program, tuple(t for t in self.steps if not t.refines))
+        """The sequence without its refinements: the loop structure it builds.  A refinement that
+        adds loops (a tile) stays when a structural step follows it, because that step names its
+        loops by their rows in the tiled nest (a register tile inside cache tiles)."""
+        last = max((i for i, t in enumerate(self.steps) if not t.refines), default=-1)
+        kept, L = [], original(self.program)
+        for i, t in enumerate(self.steps):
+            after = t.apply(L)
+            if not t.refines or (i < last and _depths(after) != _depths(L)):
+                kept.append(t)
+            L = after
+        return Schedule(self.program, tuple(kept))
 
     def describe(self) -> str:
         if not self.steps:
@@ -74,3 +83,8 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"Schedule({self.program.name}: {self.describe()})"
+
+
+def _depths(L: Lowered) -> dict[str, int]:
+    """How many schedule rows each statement has."""
+    return {st: len(rows) for st, rows in L.rows.items()}
