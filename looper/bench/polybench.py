@@ -33,10 +33,10 @@ from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..runtime.peaks import Limits
 from ..transforms.schedule import Schedule
 from . import check, native, peers, timing
+from .results import KernelResult, geomean
 
 if TYPE_CHECKING:
     from ..search.proxy import Proxy
-from .results import KernelResult, geomean
 
 __all__ = ["ALL_KERNELS", "KERNEL_DIR", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_file",
            "run_kernel", "run_mode", "search"]
