@@ -100,11 +100,12 @@ def _bound_names(node: Node, outer: set[str], inner: set[str], top: bool) -> Non
             _bound_names(child, outer, inner, top)
 
 
-def lowered_sizes(program: Program, proxy: Proxy) -> dict[str, int]:
+def lowered_sizes(program: Program, proxy: Proxy, steps: tuple[str, ...] | None = None) -> dict[str, int]:
     """The stand-in's value of each size `proxy` lowers: a time step divided by `proxy.steps`
     (at least `MIN_STEPS` kept), every size by `proxy.sizes` (at least `MIN_SIZE`, or
-    `MIN_STEPS` for a time step); a size already at its minimum is kept."""
-    steps = set(step_sizes(program))
+    `MIN_STEPS` for a time step); a size already at its minimum is kept.  `steps`: the
+    program's `step_sizes`, when the caller has them."""
+    steps = set(step_sizes(program) if steps is None else steps)
     out = {}
     for name, old in program.sizes.items():
         factor = ((proxy.steps or 1) if name in steps else 1) * (proxy.sizes or 1)
@@ -119,11 +120,12 @@ def stand_in(program: Program, proxy: Proxy) -> StandIn | str:
     """The program with the sizes `proxy` lowers, parsed again from its source, or why there is none."""
     if not program.path.endswith(".py"):
         return "a stand-in is made from a Python program's source (this one is C)"
-    if proxy.steps and not proxy.sizes and not step_sizes(program):
+    steps = step_sizes(program)
+    if proxy.steps and not proxy.sizes and not steps:
         return "no size counts time steps (one that bounds only outermost loops and sizes no written array)"
-    fewer = lowered_sizes(program, proxy)
+    fewer = lowered_sizes(program, proxy, steps)
     if not fewer:
-        what = (f"its time steps ({', '.join(f'{k}={program.sizes[k]}' for k in step_sizes(program))})"
+        what = (f"its time steps ({', '.join(f'{k}={program.sizes[k]}' for k in steps)})"
                 if not proxy.sizes else "its sizes")
         return f"{what} are already small"
     from ..lang.parse import parse_source
