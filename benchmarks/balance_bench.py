@@ -20,7 +20,7 @@ from looper.codegen.ast import kernel_body
 from looper.codegen.harness import KernelCode, program_c
 from looper.lang.parse import parse_file
 from looper.runtime.compile import compile_c
-from looper.runtime.machine import cpu_model, default_threads, load_average
+from looper.target.host import cpu_model, default_threads, load_average
 from looper.runtime.run import runs_per_process, time_interleaved
 from looper.transforms.schedule import Schedule
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from looper.bench.polybench import ALL_KERNELS, kernel_file
 from looper.api import optimize
-from looper.runtime.machine import cpu_model, default_threads, load_average
+from looper.target.host import cpu_model, default_threads, load_average
 from looper.runtime.ompenv import DEFAULT_ENV, TUNED_ENV
 from looper.search.evaluators import ExecutionEvaluator
 

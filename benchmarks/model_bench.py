@@ -28,11 +28,12 @@ from pathlib import Path
 from looper.bench.polybench import ALL_KERNELS, geomean, kernel_file
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
-from looper.runtime.machine import cpu_model, default_threads, load_average
+from looper.target.host import cpu_model, default_threads, load_average
 from looper.runtime.measurements import MeasurementStore
 from looper.costmodel.store import load_model
 from looper.search.beam import beam_search
-from looper.search.factory import search_from_options
+from looper.target import Target  # noqa: E402
+from looper.tune import TuneOptions, prepare  # noqa: E402
 from looper.search.policy import policy_for
 from looper.search.evaluators import ExecutionEvaluator
 from looper.search.hybrid import verify_top
@@ -81,8 +82,8 @@ def main() -> None:
         program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         t0 = time.perf_counter()
-        options = dict(beam=args.beam, max_affine=args.max_affine, min_gain=args.min_gain)
-        res = search_from_options(program, "model", **options).run(deps)
+        options = TuneOptions(beam=args.beam, max_affine=args.max_affine)
+        res = prepare(program, options, Target.detect()).run(deps)
         search_s = time.perf_counter() - t0
         answers: dict[str, Schedule] = {"model": res.best}
         ev = ExecutionEvaluator(program, repeats=args.repeat, memoize=False)  # everything afresh
@@ -92,7 +93,7 @@ def main() -> None:
             if args.hybrid:
                 answers["hybrid"] = verify_top(program, res, 5, ev, deps)[0].best
             if other is not None:
-                res2 = search_from_options(program, "model", model=other, **options).run(deps)
+                res2 = prepare(program, options, Target.detect(), model=other).run(deps)
                 answers["model2"] = res2.best
                 if args.hybrid:
                     answers["hybrid2"] = verify_top(program, res2, 5, ev, deps)[0].best

@@ -22,10 +22,12 @@ from pathlib import Path
 from looper.bench.polybench import ALL_KERNELS, geomean, kernel_file
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
-from looper.runtime.machine import cpu_model, default_threads, load_average
+from looper.target.host import cpu_model, default_threads, load_average
 from looper.runtime.measurements import MeasurementStore
 from looper.search.beam import beam_search
-from looper.search.factory import search_from_options
+from looper.lang.resize import smaller_python  # noqa: E402
+from looper.target import Target  # noqa: E402
+from looper.tune import Evaluator, TuneOptions, tune  # noqa: E402
 from looper.search.policy import SearchPolicy
 
 
@@ -33,7 +35,7 @@ from looper.search.policy import SearchPolicy
 def machinery_ms_per_candidate(program, deps, n_levels: int = 9) -> float:
     """Legality + lowering + C generation per candidate, measured on a search with a free evaluator."""
     from looper.codegen.harness import kernel_function
-    from looper.search.beam import Score
+    from looper.search.scoring import Score
 
     class Free:
         name = "free"
@@ -72,16 +74,15 @@ def main() -> None:
         program = parse_file(kernel_file(name), args.size)
         deps = compute_dependences(program)
         ms = 0.0 if args.no_machinery else machinery_ms_per_candidate(program, deps)
-        search = search_from_options(program, "measure", beam=args.beam, time_budget=args.timeout,
-                                     repeats=args.repeat, store=store)
-        ev = search.measure
-        r = search.run(deps)
+        options = TuneOptions(evaluator=Evaluator.MEASURE, beam=args.beam, budget=args.timeout, repeats=args.repeat)
+        answer = tune(program, options, Target.detect(), store=store, resized=smaller_python(program))
+        r = answer.result
         row = {"kernel": name.replace("_", "-"), "size": args.size, "sequence": r.best.describe(),
                "transformations": r.best.to_json(),
                "speedup": r.best_score.speedup, "search_seconds": r.seconds,
                "evaluated": len(r.evaluated) - 1, "rejected": len(r.rejected), "failed": len(r.failed),
-               "measured": ev.measured, "machinery_ms_per_candidate": ms,
-               "baseline_seconds": ev.baseline, "loadavg": load_average()}
+               "measured": answer.measured, "machinery_ms_per_candidate": ms,
+               "baseline_seconds": answer.original_seconds, "loadavg": load_average()}
         rows.append(row)
         print(f"{row['kernel']:15} {row['speedup']:8.2f} {row['search_seconds']:9.1f} {row['evaluated']:5d} "
               f"{row['rejected']:4d} {ms:8.1f}  {row['sequence']}", flush=True)

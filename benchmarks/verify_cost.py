@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from looper.bench.polybench import ALL_KERNELS, kernel_file  # noqa: E402
-from looper.runtime.machine import load_average  # noqa: E402
+from looper.target.host import load_average  # noqa: E402
 
 
 def optimize(path: Path, size: str, checked: bool, out: Path) -> tuple[float, dict, str]:

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from .errors import LooperUsageError
+
+if TYPE_CHECKING:
+    from .target import Target
+    from .tune import TuneOptions
 
 C_SUFFIXES = (".c", ".h")
 
@@ -90,16 +94,47 @@ def _load(program: str | os.PathLike, size: str | None, defines, includes: Itera
 
 @dataclass
 class Kernel:
-    """One optimized kernel: its program, the search's answer, and its C in every form."""
+    """One optimized kernel: its program, the tuning run's answer, and its C in every form."""
 
-    program: object  # ir.program.Program
-    result: object  # search.beam.SearchResult
-    evaluator: str
-    verified: list = field(default_factory=list)  # hybrid: the candidates measured
-    notes: list = field(default_factory=list)  # what the search did differently from what was asked
-    omp_env: object = None  # runtime.ompenv.OmpEnv the measurements were taken in (None: none taken)
-    environment: list = field(default_factory=list)  # the answer's speed in each OpenMP environment
-    check: object = None  # search.verify.AnswerCheck: verification and the speed guard (None: not run)
+    answer: object  # tune.Answer
+
+    @property
+    def program(self):
+        """The program (`ir.program.Program`)."""
+        return self.answer.program
+
+    @property
+    def result(self):
+        """The search's result (`search.beam.SearchResult`), after verification."""
+        return self.answer.result
+
+    @property
+    def evaluator(self) -> str:
+        return self.answer.evaluator.value
+
+    @property
+    def verified(self) -> list:
+        """The candidates the hybrid measured."""
+        return self.answer.verified
+
+    @property
+    def notes(self) -> list:
+        """What the search did differently from what was asked."""
+        return self.answer.notes
+
+    @property
+    def omp_env(self):
+        """The OpenMP environment measurements were taken in (None: none taken)."""
+        return self.answer.omp_env
+
+    @property
+    def environment(self) -> list:
+        return self.answer.environment
+
+    @property
+    def check(self):
+        """Verification and the speed guard (`search.verify.AnswerCheck`; None: not run)."""
+        return self.answer.check
 
     @property
     def schedule(self):
@@ -247,104 +282,76 @@ class OptimizedFile:
 
 
 def optimize(program: str | os.PathLike, size: str | None = None, *, defines=None, includes: Iterable[str] = (),
-             evaluator: str = "model", beam: int = 3, max_affine: int | None = None, max_fusion: int = 2,
-             verify_top: int = 5, model=None, repeat: int = 3, threads: int | None = None,
-             timeout: float | None = None, step_proxy: int | None = None, size_proxy: int | None = None,
-             db: str | None = None,
-             memo: bool = True, explain: bool = False,
-             omp_env=None, report_environment: bool = False, cc: str = "gcc",
-             cflags: str | Iterable[str] | None = None, verify: bool = True, speed_guard: bool = True,
+             options: "TuneOptions | None" = None, target: "Target | None" = None, model=None,
+             threads: int | None = None, cc: str = "gcc", cflags: str | Iterable[str] | None = None,
              progress: Callable[[int, int], None] | None = None,
-             level_progress: Callable[[str, int, int], None] | None = None) -> Kernel | OptimizedFile:
-    """Search for a fast transformation sequence of a program; the options mirror `looper optimize`.
+             level_progress: Callable[[str, int, int], None] | None = None, **changes) -> Kernel | OptimizedFile:
+    """Search for a fast transformation sequence of a program; what `looper optimize` does.
 
     `program`: a path (`.py`: looper's Python subset; `.c`: C with `#pragma scop` regions) or the
     program's text.  `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
     size overrides {"N": 500} for Python; preprocessor defines ["LARGE_DATASET", "N=500"] for C,
-    with `includes` (-I directories).  `model`: weights to load (default: the shipped ones) or a
-    loaded (network, metadata) pair.  `omp_env`: the OpenMP environment measurements are taken
-    in (`runtime.ompenv`: an OmpEnv or "default", "tuned", "K=V ..."); `report_environment`: also
-    time the answer in the other one.  `cc`, `cflags` (default -O3 -march=native -fopenmp): what
-    the answer will be built with; it is verified with them at a small size before it is
-    returned (`verify=False`: not), and with the model evaluator timed against the original when
-    that is short (`speed_guard=False`: not); see `search.verify`.  `step_proxy`, `size_proxy`:
-    a measuring search ranks candidates with the time steps, or every size, divided by this
-    (`search.proxy`).  Returns a `Kernel` (Python) or an `OptimizedFile` (C)."""
-    from .runtime.ompenv import OmpEnv
-    env = omp_env if isinstance(omp_env, OmpEnv) else OmpEnv.parse(omp_env or "default")
-    from .search.factory import EVALUATORS
-    from .search.proxy import Proxy
-    if evaluator not in EVALUATORS:
-        raise LooperUsageError(f"unknown evaluator '{evaluator}' (use {', '.join(EVALUATORS)})")
-    checking = _verify_options(cc, cflags, threads, env, verify, speed_guard)
+    with `includes` (-I directories).  `options`: a `tune.TuneOptions` (default: the default
+    search, the hybrid where a compiler is present), with `changes` to its fields given as
+    keywords (`evaluator="measure"`, `beam=2`, `omp_env="tuned"`, `budget=60`, ...).  `target`:
+    the machine to tune for (default: this one, with `threads`, `cc` and `cflags`: what the answer
+    will be built with and run on; it is verified with them before it is returned).  `model`:
+    weights to load or a loaded (network, metadata) pair.  Returns a `Kernel` (Python) or an
+    `OptimizedFile` (C)."""
+    from .tune import tune
+    options, target = _tune_setup(options, target, threads, cc, cflags, changes)
     loaded = load_programs(program, size, defines, includes)
     from .ir.program import Program
     programs = [loaded] if isinstance(loaded, Program) else [s.program for s in loaded.scops]
-    resized = _resized(loaded, checking)
+    resized = _resized(loaded, options.verify)
     store = None
-    if memo and evaluator != "model":
+    if options.memo and options.evaluator.measures:
         from .runtime.measurements import MeasurementStore
-        store = MeasurementStore(db)
+        store = MeasurementStore(options.db)
     net = None
-    if evaluator in ("model", "hybrid"):
+    if options.evaluator.predicts:
         if isinstance(model, tuple):  # already loaded: (network, metadata)
             net = model
         else:
             from .costmodel.store import load_model
-            net = load_model(model)
-    kernels = []
-    for k, p in enumerate(programs):
-        kernels.append(_search(p, evaluator, net, store, dict(
-            beam=beam, max_affine=max_affine, max_fusion=max_fusion, time_budget=timeout, explain=explain,
-            repeats=repeat, threads=threads, memoize=memo, verify_top=verify_top, omp_env=env,
-            proxy=Proxy.of(step_proxy, size_proxy)), progress,
-            level_progress, report_environment, (checking, resized, k)))
+            net = load_model(model or options.model)
+    kernels = [Kernel(tune(p, options, target, model=net, store=store, resized=resized, index=k, progress=progress,
+                           level_progress=level_progress)) for k, p in enumerate(programs)]
     if isinstance(loaded, Program):
         return kernels[0]
     return OptimizedFile(loaded, kernels)
 
 
-def _verify_options(cc: str, cflags, threads: int | None, env, verify: bool, speed_guard: bool):
-    """`search.verify.VerifyOptions` from optimize's arguments; the compiler must exist."""
-    from .runtime.compile import compiler_id
+def _tune_setup(options, target, threads: int | None, cc: str, cflags, changes: dict):
+    """The run's `TuneOptions` (`changes` applied; strings parsed) and `Target` (this machine with
+    `threads`, `cc`, `cflags`, unless one is given); the compiler must exist where it is used."""
+    from .runtime.ompenv import OmpEnv
     from .runtime.verify import Toolchain
-    from .search.verify import VerifyOptions
-    toolchain = Toolchain.parse(cc, cflags)
-    if verify or speed_guard:
-        compiler_id(toolchain.cc)  # a LooperError naming it when it is not installed
-    return VerifyOptions(toolchain, threads, env, verify, speed_guard)
+    from .target import Target
+    from .target.isa import compiler_id
+    from .tune import Evaluator, TuneOptions
+    unknown = set(changes) - set(TuneOptions.__dataclass_fields__)
+    if unknown:
+        raise TypeError(f"optimize() got unexpected options: {', '.join(sorted(unknown))}")
+    if "evaluator" in changes:
+        changes["evaluator"] = Evaluator.parse(changes["evaluator"])
+    if "omp_env" in changes and not isinstance(changes["omp_env"], OmpEnv):
+        changes["omp_env"] = OmpEnv.parse(changes["omp_env"] or "default")
+    base = options or TuneOptions()
+    options = base.with_(**changes) if changes else base
+    if target is None:
+        toolchain = Toolchain.parse(cc, cflags)
+        target = Target.detect(threads, toolchain.cc, toolchain.cflags)
+    if options.evaluator.measures or options.verify or options.speed_guard:
+        compiler_id(target.cc)  # a LooperError naming it when it is not installed
+    return options, target
 
 
-def _resized(loaded, checking):
+def _resized(loaded, verify: bool):
     """The programs at the verification size (`lang.resize`), when answers are verified."""
     from .ir.program import Program
     from .lang.resize import Resized, smaller_c, smaller_python
     programs = (loaded,) if isinstance(loaded, Program) else tuple(s.program for s in loaded.scops)
-    if not checking.verify:
+    if not verify:
         return Resized(programs, "")
     return smaller_python(loaded) if isinstance(loaded, Program) else smaller_c(loaded)
-
-
-def _search(program, evaluator: str, model, store, options: dict, progress, level_progress,
-            report_environment: bool = False, checking: tuple | None = None) -> Kernel:
-    """Search one program, check its answer (`search.verify`), report its environments."""
-    from .poly.deps import compute_dependences
-    from .search.factory import search_from_options
-    from .search.report import environment_lines
-    from .search.verify import check_answer
-    deps = compute_dependences(program)
-    search = search_from_options(program, evaluator, model=model, store=store, progress=progress, **options)
-    result = search.run(deps, progress=level_progress, keep_open=True)
-    check = None
-    try:
-        if checking is not None:
-            verify_options, resized, index = checking
-            result, check = check_answer(program, result, search.kind, search.policy, deps, resized, index,
-                                         verify_options, search.verified)
-        lines = []
-        if report_environment and search.measure is not None and result.best.steps and result.best.lowered.parallel:
-            lines = environment_lines(program, search.measure, result.best)
-    finally:
-        search.close()
-    env = options.get("omp_env") if search.measure is not None else None
-    return Kernel(program, result, search.kind, list(search.verified), list(search.notes), env, lines, check)

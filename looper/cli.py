@@ -54,6 +54,76 @@ def omp_env_option(fn):
                              "(OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=active) or 'NAME=V ...'.")(fn)
 
 
+SEARCH_OPTIONS = ("evaluator", "beam", "max_affine", "max_fusion", "budget", "structure_budget", "step_proxy",
+                  "size_proxy", "model_path", "db", "no_memo", "threads", "target_json")
+
+
+def search_options(fn):
+    """The options `optimize` and `bench` share: what searches and on which machine (`tune_options`
+    turns them into a `TuneOptions` and a `Target`)."""
+    opts = [
+        click.option("--evaluator", "-e", type=click.Choice(["hybrid", "model", "measure"]), default=None,
+                     help="How candidates are scored.  model (the default): the cost model alone, nothing "
+                          "compiled during the search (tune for another machine with --target).  hybrid: the "
+                          "model ranks, its best candidates are measured as users run programs.  measure: "
+                          "every candidate built and timed (minutes a kernel: a ceiling)."),
+        click.option("--beam", "-b", default=None, type=click.IntRange(1, 64),
+                     help="Beam width: schedules kept per level (default 3)."),
+        click.option("--max-affine", default=None, type=click.IntRange(0, 16),
+                     help="Levels of interchange / reversal / skew (default: 4 when measuring; with the "
+                          "model, as deep as its training data's search went)."),
+        click.option("--max-fusion", default=None, type=click.IntRange(0, 8),
+                     help="Levels of fusion / distribution (default 2)."),
+        click.option("--budget", "--timeout", "--search-budget", "budget", default=None, type=float,
+                     metavar="SECONDS", help="Seconds the search may take in all: after it no more candidates "
+                                             "are scored and the best so far is the answer (still verified)."),
+        click.option("--structure-budget", "structure_budget", default=None, type=float, metavar="SECONDS",
+                     help="Seconds the search may spend choosing loop structure (fusion, affine levels); the "
+                          "refinement levels (parallel, tile, register, unroll) always run."),
+        click.option("--step-proxy", "step_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
+                     help="A measuring search measures candidates with the time steps divided by FACTOR "
+                          "(at least 100 kept), then times its best again at the real sizes."),
+        click.option("--size-proxy", "size_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
+                     help="A measuring search measures candidates with every size divided by FACTOR (at "
+                          "least 64 kept; Python programs), then times its best again at the real sizes."),
+        click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
+                     help="Cost model weights (default: the shipped ones, or $LOOPER_MODEL)."),
+        click.option("--db", default=None, type=click.Path(dir_okay=False),
+                     help="Measurement memo (SQLite; default under the cache directory)."),
+        click.option("--no-memo", is_flag=True, help="Measure everything afresh (no SQLite memo)."),
+        click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
+                     help="Threads the answer runs on (default: OMP_NUM_THREADS, else all cores)."),
+        click.option("--target", "target_json", default=None, type=click.Path(dir_okay=False, exists=True),
+                     help="Tune for the machine this JSON describes (`looper machine --target-json`), not "
+                          "this one; with --evaluator model nothing runs here."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def tune_options(kw: dict, cc: str = "gcc", cflags: str | None = None, **more):
+    """(`TuneOptions`, `Target`) from the shared options in `kw` (removed from it) and `more` fields."""
+    from .runtime.verify import Toolchain
+    from .search.proxy import Proxy
+    from .target import Target
+    from .tune import Evaluator, TuneOptions
+    o = {k: kw.pop(k) for k in SEARCH_OPTIONS}
+    toolchain = Toolchain.parse(cc, cflags)
+    if o["target_json"]:
+        target = Target.load(o["target_json"])
+        if o["threads"]:
+            target = target.with_threads(o["threads"])
+    else:
+        target = Target.detect(o["threads"], toolchain.cc, toolchain.cflags)
+    evaluator = Evaluator(o["evaluator"]) if o["evaluator"] else Evaluator.MODEL
+    options = TuneOptions(evaluator=evaluator, beam=o["beam"], max_affine=o["max_affine"],
+                          max_fusion=o["max_fusion"], budget=o["budget"], structure_budget=o["structure_budget"],
+                          proxy=Proxy.of(o["step_proxy"], o["size_proxy"]), model=o["model_path"], db=o["db"],
+                          memo=not o["no_memo"], **more)
+    return options, target
+
+
 def load_program(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...] = ()):
     """The program of FILE: a Python program, or the one scop of a C file."""
     from .api import load_programs
@@ -136,39 +206,11 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 @main.command("optimize")
 @click.argument("file", type=click.Path(dir_okay=False))
 @size_options
-@click.option("--beam", "-b", default=3, show_default=True, type=click.IntRange(1, 64),
-              help="Beam width: schedules kept per level.")
-@click.option("--max-affine", default=None, type=click.IntRange(0, 16),
-              help="Levels of interchange / reversal / skew (default: 4 when measuring; with the model, "
-                   "as deep as its training data's search went, 2 for the shipped one).")
-@click.option("--max-fusion", default=2, show_default=True, type=click.IntRange(0, 8),
-              help="Levels of fusion / distribution.")
-@click.option("--evaluator", "-e", type=click.Choice(["model", "measure", "hybrid"]), default="model",
-              show_default=True,
-              help="How candidates are scored: 'model' predicts with the shipped cost model, 'measure' "
-                   "compiles and times every candidate, 'hybrid' searches with the model and measures "
-                   "its --verify-top best candidates.")
-@click.option("--verify-top", default=5, show_default=True, type=click.IntRange(1, 100),
-              help="With --evaluator hybrid: how many of the model's best candidates to measure "
-                   "(the best of each loop structure first).")
-@click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
-              help="Cost model weights (default: models/looper-v6.pt, or $LOOPER_MODEL).")
-@click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(1, 100),
-              help="Timed runs per candidate (after one warm-up run that also checks outputs).")
-@click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
-              help="OMP_NUM_THREADS for measurements (default: OMP_NUM_THREADS or all cores).")
-@click.option("--timeout", default=None, type=float, metavar="SECONDS",
-              help="Search time budget: after it no more candidates are scored and the best so far "
-                   "is the answer (it is still verified).")
-@click.option("--step-proxy", "step_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
-              help="With --evaluator measure: measure candidates with the time steps divided by FACTOR "
-                   "(stencils at large sizes; at least 100 kept), then time the best again at the real sizes.")
-@click.option("--size-proxy", "size_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
-              help="With --evaluator measure: measure candidates with every size divided by FACTOR (at "
-                   "least 64 kept; a Python program), then time the best again at the real sizes.")
-@click.option("--db", default=None, type=click.Path(dir_okay=False),
-              help="Measurement memo (SQLite; default under the cache directory).")
-@click.option("--no-memo", is_flag=True, help="Measure everything afresh (no SQLite memo).")
+@search_options
+@click.option("--verify-top", default=None, type=click.IntRange(1, 100),
+              help="The hybrid's candidates measured per round (default 8; two rounds).")
+@click.option("--repeat", "-r", default=None, type=click.IntRange(1, 100),
+              help="Fresh runs per measured candidate (default 3; an answer is judged by 8).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the optimized C here.  C input: the file with each scop replaced (default "
                    "FILE.looper.c); Python input: the program (--emit program) or the function "
@@ -195,14 +237,10 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
                    "run of the original takes under a second; a slower answer is never written).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @_friendly
-def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...], beam: int,
-                 max_affine: int | None, max_fusion: int, evaluator: str, verify_top: int,
-                 model_path: str | None, repeat: int, threads: int | None,
-                 timeout: float | None, step_proxy: int | None, size_proxy: int | None, db: str | None,
-                 no_memo: bool,
-                 output: str | None, emit: str,
-                 json_out: str | None, explain: bool, omp_env: str, bake_omp_env: bool, cc: str, cflags: str,
-                 no_verify: bool, no_speed_guard: bool, quiet: bool) -> None:
+def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...],
+                 verify_top: int | None, repeat: int | None, output: str | None, emit: str, json_out: str | None,
+                 explain: bool, omp_env: str, bake_omp_env: bool, cc: str, cflags: str, no_verify: bool,
+                 no_speed_guard: bool, quiet: bool, **search) -> None:
     """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
@@ -214,19 +252,18 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
 
     from .api import is_c_input, optimize
     from .runtime.ompenv import TUNED_ENV, OmpEnv
+    from .tune import HybridOptions
 
     env = OmpEnv.parse(omp_env)
     c_input = is_c_input(file)
     if c_input and emit == "function":
         raise LooperUsageError("--emit function takes a Python program; a C file's scops are rewritten "
                                "in place (-o FILE.looper.c)", file)
+    options, target = tune_options(search, cc, cflags, repeats=repeat, explain=explain, omp_env=env,
+                                   report_environment=True, verify=not no_verify, speed_guard=not no_speed_guard,
+                                   hybrid=HybridOptions(per_round=verify_top) if verify_top else HybridOptions())
     with _Progress(quiet) as progress:
-        answer = optimize(file, size, defines=defines, includes=includes, evaluator=evaluator, beam=beam,
-                          max_affine=max_affine, max_fusion=max_fusion, verify_top=verify_top,
-                          model=model_path, repeat=repeat, threads=threads, timeout=timeout,
-                          step_proxy=step_proxy, size_proxy=size_proxy, db=db,
-                          memo=not no_memo, explain=explain, omp_env=env, report_environment=True, cc=cc,
-                          cflags=cflags, verify=not no_verify, speed_guard=not no_speed_guard,
+        answer = optimize(file, size, defines=defines, includes=includes, options=options, target=target,
                           progress=progress.candidate, level_progress=progress.level)
     for k in getattr(answer, "kernels", [answer]):
         for note in k.notes:
@@ -302,12 +339,11 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
     are skipped and measurements already taken are read back from OUT_DIR/memo.sqlite.
     """
     import dataclasses
-    import os
 
     from .datagen.cluster import run_collection
     from .runtime.ompenv import OmpEnv
     from .datagen.collect import DatasetWriter, config_json
-    from .runtime.machine import default_threads
+    from .target.host import cores, default_threads
 
     threads = threads or default_threads()
     cfg = _collect_config(out_dir, beam, max_affine, per_level, explore, explore_model, repeat, threads,
@@ -316,7 +352,7 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
     click.echo(f"timings in {OmpEnv.parse(omp_env).describe()}", err=True)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
-    workers = workers or max(1, (os.cpu_count() or 1) // threads)
+    workers = workers or max(1, cores() // threads)
     already = DatasetWriter(out_dir).n_points()
     with _DatagenBar(quiet, programs, already) as bar:
         stats = run_collection(range(start, start + programs), cfg, workers, scheduler, bar.update)
@@ -484,12 +520,9 @@ def bench_group() -> None:
 @click.option("--polybench-c", default=None, type=click.Path(file_okay=False),
               help="PolyBench/C 4.2.1's source tree for --input native (default: $LOOPER_SHARED/polybench-c, "
                    "else ../shared/polybench-c next to the repository).")
-@click.option("--evaluator", "-e", type=click.Choice(["model", "measure", "hybrid"]), default=None,
-              help="looper's evaluator (default: model when weights are installed, else measure).")
-@click.option("--beam", default=3, show_default=True, type=click.IntRange(1, 64))
+@search_options
 @click.option("--repeat", default=5, show_default=True, type=click.IntRange(1, 100),
               help="Interleaved timing rounds (each runs every system once in a fresh process).")
-@click.option("--threads", default=None, type=click.IntRange(1, 1024), help="OMP_NUM_THREADS (default: all cores).")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False))
 @click.option("--csv", "csv_out", default=None, type=click.Path(dir_okay=False))
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False))
@@ -511,27 +544,21 @@ def bench_group() -> None:
 @click.option("--quiet", "-q", is_flag=True)
 @click.option("--search-repeat", "search_repeat", default=None, type=click.IntRange(1, 100),
               help="Timed runs per candidate when looper's search measures (default 3; hybrid 1).")
-@click.option("--structure-budget", "structure_budget", default=None, type=float, metavar="SECONDS",
-              help="Seconds looper's search may spend choosing loop structure (fusion, affine levels) per "
-                   "kernel; the refinement levels (parallel, tile, register, unroll) always run.")
-@click.option("--search-budget", "search_budget", default=None, type=float, metavar="SECONDS",
-              help="Seconds looper's search may take in all per kernel: after it no more candidates "
-                   "are scored and the best so far is the answer (EXTRALARGE candidates run for seconds).")
-@click.option("--step-proxy", "step_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
-              help="A measuring search measures candidates with the time steps divided by FACTOR (at "
-                   "least 100 kept), then times its best again at the run's size.")
-@click.option("--size-proxy", "size_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
-              help="A measuring search measures candidates with every size divided by FACTOR (at least "
-                   "64 kept; EXTRALARGE / 2 is about LARGE), then times its best again at the run's size.")
+@click.option("--ceiling", is_flag=True,
+              help="Also run the measuring search and time its answers in the same rounds, as the column "
+                   "looper-measure: a ceiling to compare the default with (minutes a kernel).")
+@click.option("--ceiling-budget", default=None, type=float, metavar="SECONDS",
+              help="With --ceiling: the measuring search's budget in all, per kernel.")
+@click.option("--ceiling-structure-budget", default=None, type=float, metavar="SECONDS",
+              help="With --ceiling: the measuring search's budget for choosing loop structure, per kernel.")
 @click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV[,ENV]",
               help="OpenMP environment(s) of the timings: default (as your shell has it), tuned, 'NAME=V ...'; "
                    "two separated by a comma (default,tuned) time every system in both and flag answers whose "
                    "speed depends on it.")
 @_friendly
-def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, beam, repeat, threads, json_out,
-                    csv_out, plot_out, roofline_out, resume, check_only, save_baseline, baseline, tolerance,
-                    polycc, search_repeat, structure_budget, search_budget, step_proxy, size_proxy, omp_env,
-                    quiet) -> None:
+def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_out, csv_out, plot_out,
+                    roofline_out, resume, check_only, save_baseline, baseline, tolerance, polycc, search_repeat,
+                    ceiling, ceiling_budget, ceiling_structure_budget, omp_env, quiet, **search) -> None:
     """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table per input mode
     (times, GFLOP/s, fraction of peak, speedups), write JSON/CSV/plots."""
     import json
@@ -539,19 +566,16 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, bea
 
     from .bench import suite
     from .bench.report import progress_line
-    from .costmodel.store import default_model_path
-    from .runtime.machine import default_threads
-
-    if evaluator is None:
-        evaluator = "model" if default_model_path().exists() else "measure"
     from .runtime.ompenv import OmpEnv
-    from .search.proxy import Proxy
-    cfg = suite.config_from_options(kernels, sizes, compare, inputs, threads or default_threads(), polycc,
-                                    polybench_c, evaluator=evaluator, beam=beam, repeat=repeat,
-                                    check_only=check_only, search_repeats=search_repeat,
-                                    structure_budget=structure_budget, search_budget=search_budget,
-                                    proxy=Proxy.of(step_proxy, size_proxy),
-                                    omp_envs=[OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or None)
+
+    envs = [OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or [OmpEnv.parse("default")]
+    from .tune import Evaluator
+    options, target = tune_options(search, repeats=search_repeat, omp_env=envs[0])
+    measure = options.with_(evaluator=Evaluator.MEASURE, budget=ceiling_budget,
+                            structure_budget=ceiling_structure_budget) if ceiling else None
+    cfg = suite.config_from_options(kernels, sizes, compare, inputs, target.threads, polycc, polybench_c,
+                                    tune=options, target=target, repeat=repeat, check_only=check_only,
+                                    omp_envs=envs, ceiling=measure)
     store = suite.ResultsFile.open(json_out, resume)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
     started = time.perf_counter()
@@ -600,13 +624,13 @@ def machine_cmd(threads: int | None, json_out: str | None, quick: bool) -> None:
     from rich.console import Console
 
     from .runtime import peaks
-    from .runtime.machine import default_threads
+    from .target import default_threads, save_limits
 
     report = peaks.measure_machine(threads or default_threads(), peaks.QUICK if quick else peaks.Budget(),
                                    log=lambda s: click.echo(s, err=True))
     if not quick:
         for limits in report.limits:
-            peaks.save_limits(limits)
+            save_limits(limits, report.compiler)
     Console(width=None if sys.stdout.isatty() else 160).print(_machine_table(report))
     if json_out:
         write_text(json_out, json.dumps(report.to_json(), indent=1))
@@ -620,13 +644,14 @@ def _machine_table(report):
     t = Table(title=f"{report.cpu}; {report.compiler}; FMA microkernel on {64 * lanes}-bit vectors",
               caption="caches: " + ", ".join(c.describe() for c in report.caches))
     for name in ("threads", "FMA peak double\n(GFLOP/s)", "FMA peak single\n(GFLOP/s)", "triad\n(GB/s)",
-                 "numpy DGEMM\n(GFLOP/s)", "peak / DGEMM"):
+                 "numpy DGEMM\n(GFLOP/s)", "peak / DGEMM", "first parallel\nregion (us)", "later region\n(us)"):
         t.add_column(name, justify="right")
     for x in report.limits:
         dgemm = f"{x.dgemm:.1f}" + (f" ({x.dgemm_core})" if x.dgemm_core else "") if x.dgemm else "-"
         ratio = f"{x.peak_over_dgemm:.2f}" if x.peak_over_dgemm else "-"
+        fork = lambda v: f"{v * 1e6:.1f}" if v is not None else "-"  # noqa: E731
         t.add_row(str(x.threads), f"{x.peak_double:.1f}", f"{x.peak_single:.1f}", f"{x.bandwidth:.1f}", dgemm,
-                  ratio)
+                  ratio, fork(x.fork_seconds), fork(x.region_seconds))
     return t
 
 

@@ -40,3 +40,12 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
     return Path(path)
+
+
+def cache_dir() -> Path:
+    """looper's on-disk cache: `LOOPER_CACHE_DIR`, else `$XDG_CACHE_HOME/looper` (~/.cache/looper)."""
+    root = os.environ.get("LOOPER_CACHE_DIR")
+    if root:
+        return Path(root)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "looper"

@@ -71,8 +71,9 @@ def model_digests(size: str) -> dict[str, str]:
 
 
 def _model_search(prog, deps):
-    from looper.search.factory import search_from_options
-    return search_from_options(prog, evaluator="model").run(deps)
+    from looper.target import Target
+    from looper.tune import TuneOptions, prepare
+    return prepare(prog, TuneOptions(), Target.detect()).run(deps)
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
-"""Code-shape rules the project holds itself to: no import circle (lazy imports included), no
-function over 60 lines, a docstring on every public function and class of the core packages."""
+"""Code-shape rules the project holds itself to: no import circle (lazy and type-only imports
+included), no function over 60 lines, a docstring on every public function and class of the core
+packages, and no module outside `looper.target` reading the host."""
 from __future__ import annotations
 
 import ast
@@ -39,7 +40,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """Every looper module `name` imports, at module level or inside a function."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
-    for node in _runtime_nodes(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text())):  # `if TYPE_CHECKING:` imports too
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -103,3 +104,13 @@ def test_public_definitions_of_the_core_packages_say_why():
                         and not ast.get_docstring(node):
                     missing.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
     assert not missing, missing
+
+
+HOST_READS = ("/proc/cpuinfo", "/sys/devices/system/cpu", "os.cpu_count", "sched_getaffinity", "getloadavg")
+
+
+def test_only_the_target_reads_the_host():
+    """The machine is a value (`looper.target.Target`) passed down: nothing else reads it."""
+    readers = [f"{name}: {what}" for name, path in _modules().items() if not name.startswith("looper.target")
+               for what in HOST_READS if what in path.read_text()]
+    assert readers == []

@@ -1,10 +1,12 @@
 """The beam's choice of survivors (search.beam.select)."""
 from __future__ import annotations
 
+from helpers import TARGET
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.builder import ProgramBuilder
-from looper.search.beam import Score, beam_search
+from looper.search.beam import beam_search
+from looper.search.scoring import Score
 from looper.search.policy import SearchPolicy
 from looper.transforms.schedule import Schedule
 
@@ -44,7 +46,7 @@ def test_two_schedules_printing_the_same_c_take_one_place_in_the_beam():
     whose parallel form was never scored (LARGE: 1.00x of gcc instead of 5.8x)."""
     p = parse_file(kernel_path("cholesky"), "MINI")
     ev = Scripted(p)
-    result = beam_search(p, compute_dependences(p), ev, SearchPolicy(beam=3, grown=True, threads=2))
+    result = beam_search(p, compute_dependences(p), ev, SearchPolicy(beam=3, grown=True, target=TARGET))
     same = [d for d in ev.asked if d.startswith("fuse(") and "distribute" in d]
     assert same, "the duplicate of the original is a candidate"
     assert any(d.startswith("islschedule(outer-parallel) ; parallelize") for d in ev.asked)

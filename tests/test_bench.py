@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from looper.tune import Evaluator, TuneOptions
 from looper.bench import check, peers, suite, timing
 from looper.bench import polybench as pb
 from looper.bench.results import KernelResult, SystemResult
@@ -93,7 +94,7 @@ def test_bench_times_only_what_checked(monkeypatch):
     monkeypatch.setattr(timing, "time_systems", lambda builds, cfg, log, envs=None: timed.extend(builds) or real(builds, cfg, log, envs))
     monkeypatch.setattr(check, "check_outputs", lambda builds, log, threads: {
         s: SystemResult(s, "WRONG" if s == "looper" else "checked") for s in builds})
-    cfg = pb.BenchConfig(["jacobi-1d"], ["MINI"], [], evaluator="measure", repeat=1, threads=2)
+    cfg = pb.BenchConfig(["jacobi-1d"], ["MINI"], [], TuneOptions(evaluator=Evaluator.MEASURE), repeat=1, threads=2)
     [r] = pb.run_kernel("jacobi-1d", "MINI", cfg)
     assert timed == ["gcc"] and r.systems["looper"].status == "WRONG" and r.systems["gcc"].status == "ok"
     assert r.input == "scop" and r.flops and r.bytes and r.systems["gcc"].gflops is None  # no limits: no rates
@@ -211,10 +212,11 @@ def test_bench_writes_table_json_csv_plot(bench_run):
     assert gcc["status"] == "ok" and result["input"] == "scop"
     # jacobi-1d at MINI: TSTEPS=20, N=30, two statements of 3 flops each over 28 points a step
     assert result["flops"] == 20 * 2 * 28 * 3 and result["precision"] == "double"
-    assert gcc["gflops"] == pytest.approx(result["flops"] / gcc["median"] / 1e9)
+    assert gcc["gflops"] == pytest.approx(result["flops"] / gcc["mean"] / 1e9)
     assert 0 < gcc["fraction_of_peak"] and data["meta"]["limits"]["peak_double_gflops"] > 0
     assert "jacobi-1d,MINI,scop,looper" in (d / "r.csv").read_text()
-    assert (d / "r.csv").read_text().splitlines()[0].split(",")[9:11] == ["gflops", "fraction_of_peak"]
+    header = (d / "r.csv").read_text().splitlines()[0].split(",")
+    assert header[5] == "mean_s" and header[11:13] == ["gflops", "fraction_of_peak"]
     assert (d / "r.png").stat().st_size > 1000 and (d / "roof.png").stat().st_size > 1000
 
 
@@ -267,20 +269,21 @@ def test_check_only_all_kernels_all_available_peers(tmp_path):
 
 
 def test_systems_are_timed_interleaved(monkeypatch):
-    """Every round runs each system once, in alternating order; a system's time is the median of
-    its rounds; a short kernel gets several timed runs per process; a timeout drops the system
-    from later rounds."""
+    """Every round runs each system once, in alternating order, each run a fresh process calling
+    the kernel once (looper's harness cold: the team created inside the timed call); a system's
+    time is the mean of its rounds; enough rounds to see a slow mode (8 for gcc under a second);
+    a timeout drops the system from later rounds."""
     from looper.runtime.compile import Binary
     from looper.runtime.run import RunResult
     calls = []
     speed = {"gcc": 0.5, "looper": 0.0005, "polly": 100.0}
 
-    def fake_run(path, variant=0, repeats=1, timeout=None, threads=None, **kw):
+    def fake_run(path, variant=0, repeats=1, timeout=None, threads=None, cold=False, **kw):
         system = Path(path).name
-        calls.append((system, repeats))
+        calls.append((system, repeats, cold))
         if speed[system] * repeats > timeout:
             return RunResult(-9, timed_out=True)
-        k = sum(1 for s, _ in calls if s == system)
+        k = sum(1 for s, *_ in calls if s == system)
         return RunResult(0, [speed[system] * (1 + 0.1 * k)] * repeats)
 
     import looper.runtime.run as run
@@ -291,14 +294,15 @@ def test_systems_are_timed_interleaved(monkeypatch):
     speed["graphite"] = 0.01
     cfg = pb.BenchConfig(["x"], ["MINI"], [], repeat=3, threads=2, min_timeout=1.0)
     out = timing.time_systems(builds, cfg)
-    assert [s for s, _ in calls if s != "graphite"] == ["gcc", "looper", "polly", "looper", "gcc", "gcc", "looper"]
+    order = [s for s, *_ in calls if s != "graphite"]
+    assert order[:7] == ["gcc", "looper", "polly", "looper", "gcc", "gcc", "looper"]
     assert out["polly"].status == "timeout" and out["pluto"].status == "WRONG"
-    assert out["gcc"].times == pytest.approx([0.55, 0.6, 0.65]) and out["gcc"].median == pytest.approx(0.6)
-    assert [n for s, n in calls if s == "looper"] == [2, 101, 101]  # warm-up + 1, then 0.1 s worth
-    # PolyBench's harness times one run per process: 1 process, then 0.1 s worth (10 at most)
-    assert [n for s, n in calls if s == "graphite"] == [1] * (1 + 10 + 10)
-    assert out["graphite"].status == "ok" and len(out["graphite"].times) == 3
-    assert list(out) == ["gcc", "looper", "polly", "pluto", "graphite"]
+    gcc = [0.5 * (1 + 0.1 * k) for k in range(1, 9)]
+    assert out["gcc"].times == pytest.approx(gcc) and out["gcc"].mean == pytest.approx(sum(gcc) / 8)
+    assert all(n == 1 for _, n, _ in calls)  # one call per process
+    assert {cold for s, _, cold in calls if s == "looper"} == {True}
+    assert {cold for s, _, cold in calls if s == "graphite"} == {False}  # PolyBench's harness: cold by itself
+    assert len(out["looper"].times) == len(out["graphite"].times) == 8
 
 
 def test_check_runs_are_limited_by_gccs_time():

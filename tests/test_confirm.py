@@ -1,9 +1,10 @@
 """A measuring search's answer re-timed with its runners-up (search.confirm)."""
 from __future__ import annotations
 
+from helpers import TARGET
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
-from looper.search.beam import Explored, Score, SearchResult
+from looper.search.scoring import Explored, Score, SearchResult
 from looper.search.candidates import generate
 from looper.search.confirm import confirm, finalists
 from looper.search.policy import policy_for
@@ -19,7 +20,8 @@ class Retimed:
         self.speedups = speedups
         self.timed: list[str] = []
 
-    def time_together(self, program, schedules, rounds):
+    def time_together(self, program, schedules, rounds=None):
+        rounds = rounds or 8
         self.timed = [s.describe() for s in schedules]
         return [1.0] * rounds, [(self.speedups[s.describe()], [1.0 / self.speedups[s.describe()]] * rounds)
                                 for s in schedules]
@@ -29,7 +31,7 @@ def _result(scores: dict[str, float]):
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
     s = Schedule(p)
-    cands = {s.then(*c).describe(): s.then(*c) for c in generate("parallel", s, d) + generate("tile", s, d)}
+    cands = {s.then(*c).describe(): s.then(*c) for c in generate("parallel", s, d, target=TARGET) + generate("tile", s, d, target=TARGET)}
     explored = [Explored(s, "original", "root", Score(1.0))]
     chosen = {}
     for (name, sched), speedup in zip(cands.items(), scores.values()):

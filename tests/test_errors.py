@@ -195,10 +195,11 @@ def test_a_nest_deeper_than_the_model_encodes_is_measured_instead(tmp_path):
     from looper.costmodel.features import featurize
     from looper.lang.parse import parse_source
     from looper.poly.deps import compute_dependences
-    from looper.search.factory import search_from_options
+    from looper.tune import Evaluator, TuneOptions, prepare
+    from helpers import TARGET
     from looper.transforms.schedule import Schedule
     p = parse_source(DEEP, "deep.py", "S")
     assert featurize(Schedule(p)).comps  # no crash either
-    search = search_from_options(p, "model", beam=1, max_affine=1, max_fusion=0, memoize=False)
-    assert search.kind == "measure" and "6 deep" in search.notes[0]
+    search = prepare(p, TuneOptions(beam=1, max_affine=1, max_fusion=0, memo=False), TARGET)
+    assert search.kind is Evaluator.MEASURE and "6 deep" in search.notes[0]
     assert search.run(compute_dependences(p)).best_score.ok

@@ -17,7 +17,7 @@ from looper.transforms.expansion import expansions
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import differential
+from helpers import TARGET, differential
 
 
 def _doitgen(size: str = "SMALL"):
@@ -44,7 +44,7 @@ def test_expansion_removes_the_storage_dependences_it_was_made_for():
     zeroing, the product and the copy, in that order."""
     p, d = _doitgen("MINI")
     s = Schedule(p)
-    assert not [c for c in generate("fusion", s, d, grown=True) if isinstance(c[0], Fission)]
+    assert not [c for c in generate("fusion", s, d, grown=True, target=TARGET) if isinstance(c[0], Fission)]
     e = s.then(Expand("sum", ("S0", "S1", "S2"), (0, 1)))
     mine = d.of(e.lowered.program)
     assert mine is not d and mine is d.of(e.lowered.program)  # once per program
@@ -53,7 +53,7 @@ def test_expansion_removes_the_storage_dependences_it_was_made_for():
                        for m in maps_of(u) if not m.is_empty()}
     assert ("S1", "S0") in pairs(d.war) and ("S1", "S0") not in pairs(mine.war)  # sum, then overwritten
     assert ("S0", "S1") in pairs(mine.raw)  # the zero still flows into the product
-    fissions = [c for c in generate("fusion", e, d, grown=True) if isinstance(c[0], Fission)]
+    fissions = [c for c in generate("fusion", e, d, grown=True, target=TARGET) if isinstance(c[0], Fission)]
     assert [c[0].groups for c in fissions] == [(("S0",), ("S1",), ("S2",))]
     assert check_schedule(d, e.then(*fissions[0])) is None
 
@@ -98,7 +98,7 @@ def test_the_register_level_offers_expansion_fission_parallel_and_tiles(tmp_path
     fission, with r (or q) parallel; legal, and exact at two threads."""
     p, d = _doitgen()
     s = Schedule(p)
-    cands = generate("register", s, d, grown=True)
+    cands = generate("register", s, d, grown=True, target=TARGET)
     behind = [c for c in cands if isinstance(c[0], Expand)]
     assert behind and all(isinstance(c[-1], RegisterTile) for c in behind)
     # along (r, q): one nest each for the zeroing, the product and the copy, r parallel
@@ -124,13 +124,13 @@ def test_symm_expands_temp2_and_fission_puts_the_update_last(tmp_path):
     exp = [e for e in expansions(p) if e.array == "temp2" and e.levels == (0, 1)]
     assert exp
     e = s.then(exp[0])
-    (fission,) = [c for c in generate("fusion", e, d, grown=True) if isinstance(c[0], Fission)]
+    (fission,) = [c for c in generate("fusion", e, d, grown=True, target=TARGET) if isinstance(c[0], Fission)]
     groups = fission[0].groups
     update = next(st.name for st in p.statements if st.body.target.array == "C" and st.depth == 3)
     assert groups[-1] == (update,) and len(groups) == 4
     f = e.then(*fission)
     assert check_schedule(d, f) is None
-    tiles = [c for c in generate("register", f, d, grown=True) if len(c) == 1 and len(c[0].blocks) == 2]
+    tiles = [c for c in generate("register", f, d, grown=True, target=TARGET) if len(c) == 1 and len(c[0].blocks) == 2]
     assert tiles
     variants = [f, f.then(*tiles[0])]
     assert all(check_schedule(d, v) is None for v in variants)
@@ -152,7 +152,7 @@ def test_the_callable_function_allocates_what_the_schedule_adds(tmp_path):
     from looper.runtime.compile import EXACT_FLAGS, OPT_FLAGS, compile_shared
     p, d = _doitgen()
     s = Schedule(p)
-    (seq,) = [c for c in generate("register", s, d, grown=True)
+    (seq,) = [c for c in generate("register", s, d, grown=True, target=TARGET)
               if isinstance(c[0], Expand) and c[0].levels == (0, 1) and len(c) == 4][:1]
     v = s.then(*seq)
     rng = np.random.default_rng(3)
@@ -222,7 +222,7 @@ def test_a_local_scratch_array_of_a_c_scop_expands_in_place(tmp_path):
     assert {o.array for o in p.outputs} == {"A"}
     d = compute_dependences(p)
     s = Schedule(p)
-    seq = next(c for c in generate("register", s, d, grown=True) if isinstance(c[0], Expand) and len(c) == 4)
+    seq = next(c for c in generate("register", s, d, grown=True, target=TARGET) if isinstance(c[0], Expand) and len(c) == 4)
     v = s.then(*seq)
     assert check_schedule(d, v) is None
 
@@ -248,7 +248,7 @@ def test_the_harness_allocates_added_arrays_per_call_and_tells_rewrites_apart():
     from looper.codegen.harness import program_c
     p, d = _doitgen("LARGE")
     s = Schedule(p)
-    variants = [s.then(*c) for c in generate("register", s, d, grown=True) if isinstance(c[0], Expand)][:3]
+    variants = [s.then(*c) for c in generate("register", s, d, grown=True, target=TARGET) if isinstance(c[0], Expand)][:3]
     text = program_c(p, [v.lowered for v in variants])
     assert "static double looper_exp_sum" not in text and text.count("__builtin_malloc") == 3
     a, b = (s.then(Expand("sum", ("S0", "S1", "S2"), levels)) for levels in ((0,), (1,)))

@@ -8,18 +8,17 @@ from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_schedule
 from looper.search.candidates import generate
 from looper.transforms import IslSchedule, Transform
-from looper.transforms.isl_schedule import isl_rows
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import differential
+from helpers import TARGET, differential
 
 
 def _isl_schedules(kernel: str, size: str):
     p = parse_file(kernel_path(kernel), size)
     d = compute_dependences(p)
     s = Schedule(p)
-    found = [s.then(*c) for c in generate("fusion", s, d, grown=True) if isinstance(c[0], IslSchedule)]
+    found = [s.then(*c) for c in generate("fusion", s, d, grown=True, target=TARGET) if isinstance(c[0], IslSchedule)]
     return p, d, s, found
 
 
@@ -33,7 +32,7 @@ def test_lu_gets_one_permutable_band_over_all_three_statements():
     tree = L.tree
     assert len(tree.nests) == 1 and len(tree.chain(tree.nests[0])) == 3
     assert tree.nests[0].statements == {"S0", "S1", "S2"}
-    tiles = [c for c in generate("tile", legal[0], d, grown=True) if len(c) == 1 and c[0].kind == "tile"
+    tiles = [c for c in generate("tile", legal[0], d, grown=True, target=TARGET) if len(c) == 1 and c[0].kind == "tile"
              and len(c[0].bands[0].rows) == 3]
     assert tiles and check_schedule(d, legal[0].then(*tiles[0])) is None
 
@@ -41,9 +40,9 @@ def test_lu_gets_one_permutable_band_over_all_three_statements():
 def test_only_offered_on_the_program_s_own_schedule_and_only_in_the_grown_space():
     p, d, s, found = _isl_schedules("gemm", "SMALL")
     assert found
-    assert not any(isinstance(c[0], IslSchedule) for c in generate("fusion", s, d))
+    assert not any(isinstance(c[0], IslSchedule) for c in generate("fusion", s, d, target=TARGET))
     after = found[0]
-    assert not any(isinstance(c[0], IslSchedule) for c in generate("fusion", after, d, grown=True))
+    assert not any(isinstance(c[0], IslSchedule) for c in generate("fusion", after, d, grown=True, target=TARGET))
 
 
 def test_json_round_trip_replays_the_same_rows_at_another_size():
@@ -81,7 +80,7 @@ def test_isl_schedules_and_their_tiles_compute_what_the_original_does(kernel, tm
     variants = list(legal)
     for base in legal:
         for level in ("parallel", "tile"):
-            more = [base.then(*c) for c in generate(level, base, d, grown=True)]
+            more = [base.then(*c) for c in generate(level, base, d, grown=True, target=TARGET)]
             variants += [v for v in more if check_schedule(d, v) is None][:3]
     for threads in (1, 4):
         assert differential(p, variants, tmp_path, threads=threads) == []

@@ -9,7 +9,7 @@ from looper.transforms import Fuse, Interchange, Parallelize, Skew, Tile
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import differential
+from helpers import TARGET, differential
 
 
 def _check(s: Schedule, step, deps):
@@ -32,7 +32,7 @@ def test_seidel_2d_parallel_i_needs_a_skew():
     why = _check(s, Parallelize(((("S0",), 3),)), d)
     assert why and "carries a dependence" in why
     # the skews the generator proposes make the band permutable (tilable); a wavefront frees a loop
-    skews = [t for (t, *rest) in generate("affine", s, d) if isinstance(t, Skew) and not rest]
+    skews = [t for (t, *rest) in generate("affine", s, d, target=TARGET) if isinstance(t, Skew) and not rest]
     assert skews
     assert _check(s, Tile(((("S0",), (3, 5), (8, 8)),)), d)  # not tilable as written
 
@@ -57,7 +57,7 @@ def test_fusion_of_a_read_ahead_consumer_needs_a_shift(tmp_path):
     s = Schedule(p)
     why = _check(s, Fuse(("S0",), ("S1",), 1, (0,)), d)
     assert why and "flow dependence S0 -> S1" in why
-    proposed = [t for (t, *rest) in generate("fusion", s, d) if isinstance(t, Fuse) and not rest]
+    proposed = [t for (t, *rest) in generate("fusion", s, d, target=TARGET) if isinstance(t, Fuse) and not rest]
     assert proposed and proposed[0].shifts == (1,)
     assert _check(s, proposed[0], d) is None
     assert differential(p, [s.then(proposed[0])], tmp_path) == []
@@ -84,7 +84,7 @@ def test_fusion_is_offered_only_where_the_loops_share_data():
     producer/consumer and two readers of one array are."""
     p = parse_source(DISJOINT, "disjoint.py", "MINI")
     d = compute_dependences(p)
-    fusions = [(t.first, t.second) for (t, *rest) in generate("fusion", Schedule(p), d) if isinstance(t, Fuse) and not rest]
+    fusions = [(t.first, t.second) for (t, *rest) in generate("fusion", Schedule(p), d, target=TARGET) if isinstance(t, Fuse) and not rest]
     assert (("S0",), ("S1",)) not in fusions  # B and A against C: nothing in common
     assert (("S1",), ("S2",)) in fusions  # C[i] produced, then consumed in the same iteration
     # S0 and S2 both read A, but in opposite directions: iteration i of one reads A[i], of the
@@ -100,7 +100,7 @@ def test_fdtd_2d_column_loop_is_not_fused_into_the_row_loops():
     iteration touches no common element (LARGE: 1.5x against the unfused 3.6x)."""
     p = parse_file(kernel_path("fdtd_2d"), "MINI")
     d = compute_dependences(p)
-    fusions = [(t.first, t.second) for (t, *rest) in generate("fusion", Schedule(p), d) if isinstance(t, Fuse) and not rest]
+    fusions = [(t.first, t.second) for (t, *rest) in generate("fusion", Schedule(p), d, target=TARGET) if isinstance(t, Fuse) and not rest]
     assert (("S0",), ("S1",)) not in fusions
     assert (("S1",), ("S2",)) in fusions  # both read hz[i][j]
     assert (("S2",), ("S3",)) in fusions  # S3 reads what S2 wrote

@@ -13,7 +13,7 @@ from looper.transforms.parallel_blocks import block_sizes
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import differential
+from helpers import differential, target_for
 
 SKEWED = '''
 SIZES = {"MINI": dict(N=40)}
@@ -43,8 +43,8 @@ def test_atax_gets_a_parallel_product_of_column_blocks_behind_the_distribution()
     j above i (each thread a block of columns of every row); only in the grown space."""
     p, d = _atax("SMALL")
     s = Schedule(p)
-    assert not any(isinstance(t, ParallelBlocks) for c in generate("parallel", s, d, threads=2) for t in c)
-    cands = [c for c in generate("parallel", s, d, grown=True, threads=2) if isinstance(c[-1], ParallelBlocks)]
+    assert not any(isinstance(t, ParallelBlocks) for c in generate("parallel", s, d, target=target_for(2)) for t in c)
+    cands = [c for c in generate("parallel", s, d, grown=True, target=target_for(2)) if isinstance(c[-1], ParallelBlocks)]
     assert cands and all(isinstance(c[0], Distribute) and isinstance(c[-2], Parallelize) for c in cands)
     assert {c[-1].size for c in cands} == set(block_sizes(124, 2))
     v = s.then(*cands[0])
@@ -63,7 +63,7 @@ def test_blocked_schedules_compute_what_the_original_does(kernel, tmp_path):
     p = parse_file(kernel_path(kernel), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
-    variants = [s.then(*c) for c in generate("parallel", s, d, grown=True, threads=2)
+    variants = [s.then(*c) for c in generate("parallel", s, d, grown=True, target=target_for(2))
                 if any(isinstance(t, ParallelBlocks) for t in c)]
     assert variants and all(check_schedule(d, v) is None for v in variants)
     assert differential(p, variants, tmp_path, threads=2) == []
@@ -82,7 +82,7 @@ def test_blocks_that_would_reverse_a_dependence_are_rejected_and_not_offered(tmp
     s = Schedule(p)
     bad = ParallelBlocks((("S0",), 3), 1, 16)
     assert "breaks" in (check_schedule(d, s.then(bad)) or "")
-    cands = generate("parallel", s, d, grown=True, threads=2)
+    cands = generate("parallel", s, d, grown=True, target=target_for(2))
     blocks = [t for c in cands for t in c if isinstance(t, ParallelBlocks)]
     assert blocks and all(b.loop.statements == ("S1",) for b in blocks)
     variants = [s.then(*c) for c in cands if any(isinstance(t, ParallelBlocks) for t in c)]

@@ -18,7 +18,7 @@ from looper.search.candidates import generate, level_plan
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import HashScores, differential
+from helpers import HashScores, differential, target_for
 
 TINY = (2e3, 2e4)
 WALKS = 12  # per PolyBench kernel in the slow walks
@@ -34,7 +34,7 @@ def _walk(program, deps, skip, choose, grown: bool = False, threads: int | None 
     error) fails the test; a kept schedule has aligned rows (one length for every statement)."""
     s = Schedule(program)
     for level in level_plan(2, 3, grown=grown):
-        cands = generate(level, s, deps, grown=grown, threads=threads)
+        cands = generate(level, s, deps, grown=grown, target=target_for(threads))
         if not cands or skip(level):
             continue
         e = check(s, tuple(choose(cands, level)), deps, level, explain=False)

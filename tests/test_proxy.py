@@ -7,12 +7,12 @@ from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_schedule
 from looper.search.beam import beam_search
-from looper.search.factory import search_from_options
+from looper.tune import Evaluator, TuneOptions, prepare
 from looper.search.policy import SearchPolicy
 from looper.search.proxy import Proxy, carry, lowered_sizes, stand_in, step_sizes
 
 from conftest import kernel_path
-from helpers import HashScores, differential
+from helpers import TARGET, HashScores, differential
 
 
 @pytest.mark.parametrize("kernel, steps", [
@@ -61,8 +61,8 @@ def test_carry_replays_the_stand_ins_best_on_the_program_and_they_compute_the_sa
 
 def test_a_measuring_search_ranks_on_the_stand_in_and_answers_for_the_program(tmp_path):
     program = parse_file(kernel_path("jacobi_1d"), "LARGE")
-    search = search_from_options(program, "measure", beam=1, max_affine=1, max_fusion=0, repeats=1,
-                                 threads=2, memoize=False, proxy=Proxy(steps=4))
+    search = prepare(program, TuneOptions(evaluator=Evaluator.MEASURE, beam=1, max_affine=1, max_fusion=0, repeats=1,
+                                          memo=False, proxy=Proxy(steps=4)), TARGET)
     assert search.stand_in is not None and search.stand_in.lowered == {"TSTEPS": (500, 125)}
     assert any("TSTEPS=125 (of 500)" in n for n in search.notes)
     result = search.run(compute_dependences(program), keep_open=True)
@@ -78,11 +78,11 @@ def test_a_measuring_search_ranks_on_the_stand_in_and_answers_for_the_program(tm
 
 def test_no_stand_in_says_why():
     gemm = parse_file(kernel_path("gemm"), "LARGE")
-    s = search_from_options(gemm, "measure", proxy=Proxy(steps=8), memoize=False)
+    s = prepare(gemm, TuneOptions(evaluator=Evaluator.MEASURE, proxy=Proxy(steps=8), memo=False), TARGET)
     s.close()
     assert s.stand_in is None and any("no stand-in (time steps / 8): no size counts" in n for n in s.notes)
     jacobi = parse_file(kernel_path("jacobi_2d"), "LARGE")
-    s = search_from_options(jacobi, "model", proxy=Proxy(steps=8))
+    s = prepare(jacobi, TuneOptions(proxy=Proxy(steps=8)), TARGET)
     assert s.stand_in is None and any("only a measuring search" in n for n in s.notes)
 
 
@@ -146,6 +146,6 @@ def test_carry_from_a_smaller_stand_in_replays_on_the_program_and_computes_the_s
 
 def test_optimize_with_a_size_proxy_and_the_model_says_it_measures_nothing():
     from looper.api import optimize
-    kernel = optimize(kernel_path("gemm"), "MEDIUM", evaluator="model", size_proxy=2, verify=False,
+    kernel = optimize(kernel_path("gemm"), "MEDIUM", evaluator="model", proxy=Proxy(sizes=2), verify=False,
                       speed_guard=False)
     assert any("no stand-in (sizes / 2): only a measuring search uses one" in n for n in kernel.notes)

@@ -6,13 +6,13 @@ from looper.codegen.harness import program_c
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.search.candidates import generate
-from looper.search.factory import search_from_options
+from looper.tune import TuneOptions, prepare
 from looper.transforms import ParallelRegion
 from looper.transforms.parallel import forks_more_than_once
 from looper.transforms.schedule import Schedule
 
 from conftest import ROOT, kernel_path
-from helpers import differential
+from helpers import TARGET, differential
 
 WAVE = ROOT / "benchmarks" / "programs" / "wave2d.py"  # a wave stencil: three nests in a time loop
 
@@ -20,7 +20,7 @@ WAVE = ROOT / "benchmarks" / "programs" / "wave2d.py"  # a wave stencil: three n
 def _parallel(p):
     d = compute_dependences(p)
     s = Schedule(p)
-    return s.then(*generate("parallel", s, d)[0]), d
+    return s.then(*generate("parallel", s, d, target=TARGET)[0]), d
 
 
 def test_parallel_loops_in_a_time_loop_share_one_region(tmp_path):
@@ -48,7 +48,7 @@ def test_independent_loops_drop_their_barriers():
 
 def test_model_answers_get_a_region_when_they_fork_more_than_once():
     p = parse_file(WAVE, "MINI")
-    search = search_from_options(p, "model")
+    search = prepare(p, TuneOptions(), TARGET)
     assert search.policy.regions
     best = search.run(compute_dependences(p)).best
     if best.lowered.parallel:

@@ -15,7 +15,7 @@ from looper.transforms import Distribute, RegisterTile
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import differential
+from helpers import TARGET, differential, target_for
 
 
 def _gemm(size: str):
@@ -25,7 +25,7 @@ def _gemm(size: str):
 
 def test_rows_become_tile_loops_reduction_then_points():
     p, d, s = _gemm("MINI")
-    L = s.then(RegisterTile((("S1", 1, 5, 3, 6, 32),))).lowered  # S1: i (row 1), k (3), j (5)
+    L = s.then(RegisterTile((("S1", 1, 5, 3, 6, 32, 8),))).lowered  # S1: i (row 1), k (3), j (5)
     rows = [(r.coeffs, r.div) for r in L.rows["S1"]]
     loops = [r for r in rows if any(r[0])]
     assert loops == [((1, 0, 0), 6), ((0, 0, 1), 32), ((0, 1, 0), 1), ((1, 0, 0), 1), ((0, 0, 1), 1)]  # (i, k, j)
@@ -36,12 +36,12 @@ def test_rows_become_tile_loops_reduction_then_points():
 
 def test_candidates_only_in_the_grown_space_and_only_where_the_body_vectorizes():
     p, d, s = _gemm("MINI")
-    assert generate("register", s, d) == []  # the shipped model's space has no register tiles
-    cands = generate("register", s, d, grown=True)
+    assert generate("register", s, d, target=TARGET) == []  # the shipped model's space has no register tiles
+    cands = generate("register", s, d, grown=True, target=TARGET)
     assert cands and all(isinstance(c[-1], RegisterTile) for c in cands)
     assert {(b.i, b.j, b.k) for c in cands if len(c) == 1 for b in c[0].blocks} == {(1, 5, 3)}
     syrk = parse_file(kernel_path("syrk"), "MINI")  # A[j][k]: j moves a row index, no vector
-    assert generate("register", Schedule(syrk), compute_dependences(syrk), grown=True) == []
+    assert generate("register", Schedule(syrk), compute_dependences(syrk), grown=True, target=TARGET) == []
 
 
 def _rows_reading(order: str) -> str:
@@ -61,7 +61,7 @@ def test_promotion_allows_reads_of_rows_the_tile_has_not_updated_yet(tmp_path):
     keep its rows in registers (the reads see memory, which still holds the old values)."""
     p = parse_source(_rows_reading("range(i + 1, M)"), "trmm_like.py", "S")
     d = compute_dependences(p)
-    s = Schedule(p, (RegisterTile((("S0", 1, 5, 3, 4, 16),)),))
+    s = Schedule(p, (RegisterTile((("S0", 1, 5, 3, 4, 16, 8),)),))
     assert check_schedule(d, s) is None
     assert differential(p, [s], tmp_path) == []
 
@@ -73,7 +73,7 @@ def test_a_triangular_reduction_runs_the_micro_kernel_on_each_tile_s_full_window
     its window and the micro-kernel inside it, in the program's order over k: exact."""
     p = parse_source(_rows_reading("range(i + 1, M)"), "trmm_like.py", "S")
     d = compute_dependences(p)
-    s = Schedule(p, (RegisterTile((("S0", 1, 5, 3, *shape),)),))
+    s = Schedule(p, (RegisterTile((("S0", 1, 5, 3, *shape, 8),)),))
     assert check_schedule(d, s) is None
     text = program_c(p, [s.lowered])
     assert "looper_acc0_0" in text  # the micro-kernel, after the loops before its window:
@@ -86,7 +86,7 @@ def test_promotion_is_refused_when_a_read_must_see_a_register():
     """Row i reads rows k < i, updated before it: within a tile those live in registers."""
     p = parse_source(_rows_reading("range(i)"), "rows_before.py", "S")
     d = compute_dependences(p)
-    why = check_schedule(d, Schedule(p, (RegisterTile((("S0", 1, 5, 3, 4, 16),)),)))
+    why = check_schedule(d, Schedule(p, (RegisterTile((("S0", 1, 5, 3, 4, 16, 8),)),)))
     assert why and "registers" in why
 
 
@@ -96,12 +96,12 @@ def test_register_tiles_compute_what_the_original_does(kernel, tmp_path):
     d = compute_dependences(p)
     s = Schedule(p)
     for _ in range(2):  # split the nests so that each product is alone in its loops
-        splits = [c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)]
+        splits = [c for c in generate("fusion", s, d, target=TARGET) if isinstance(c[0], Distribute)]
         s = s.then(*splits[0]) if splits else s
-    par = s.then(*generate("parallel", s, d)[0])
+    par = s.then(*generate("parallel", s, d, target=TARGET)[0])
     variants = []
-    for base in [par] + [par.then(*t) for t in generate("tile", par, d, grown=True)[-3:]]:
-        for c in generate("register", base, d, grown=True):
+    for base in [par] + [par.then(*t) for t in generate("tile", par, d, grown=True, target=TARGET)[-3:]]:
+        for c in generate("register", base, d, grown=True, target=TARGET):
             v = base.then(*c)
             if check_schedule(d, v) is None:
                 variants.append(v)
@@ -118,14 +118,14 @@ def test_packed_operands_make_column_walks_register_tilable(kernel, tmp_path):
     p = parse_file(kernel_path(kernel), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
-    s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
-    assert generate("register", s, d, grown=True) == []
-    packs = generate("pack", s, d, grown=True)
+    s = s.then(*[c for c in generate("fusion", s, d, target=TARGET) if isinstance(c[0], Distribute)][0])
+    assert generate("register", s, d, grown=True, target=TARGET) == []
+    packs = generate("pack", s, d, grown=True, target=TARGET)
     assert packs and all(isinstance(t, Pack) for t in packs[0])
     packed = s.then(*packs[0])
     assert check_schedule(d, packed) is None
     assert any(a.role == "temp" for a in packed.lowered.program.arrays.values())
-    tiles = [packed.then(*c) for c in generate("register", packed, d, grown=True)]
+    tiles = [packed.then(*c) for c in generate("register", packed, d, grown=True, target=TARGET)]
     assert tiles and all(check_schedule(d, t) is None for t in tiles)
     assert differential(p, [packed] + tiles[:3], tmp_path, threads=2) == []
 
@@ -139,19 +139,19 @@ def test_the_pack_level_offers_each_pack_with_the_register_tiles_it_enables(kern
     p = parse_file(kernel_path(kernel), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
-    s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
-    cands = generate("pack", s, d, grown=True)
+    s = s.then(*[c for c in generate("fusion", s, d, target=TARGET) if isinstance(c[0], Distribute)][0])
+    cands = generate("pack", s, d, grown=True, target=TARGET)
     alone = [c for c in cands if all(isinstance(t, Pack) for t in c)]
     joint = [c for c in cands if isinstance(c[-1], RegisterTile)]
     assert alone and joint
     packed = s.then(*alone[0])
-    later = {c for c in generate("register", packed, d, grown=True) if len(c) == 1 and len(c[0].blocks) == 1}
+    later = {c for c in generate("register", packed, d, grown=True, target=TARGET) if len(c) == 1 and len(c[0].blocks) == 1}
     assert {c[len(alone[0]):] for c in joint if c[:len(alone[0])] == alone[0] and len(c) == len(alone[0]) + 1} == later
     assert any(isinstance(c[len(alone[0])], Tile) for c in joint)  # and inside cache tiles
     variants = [s.then(*c) for c in joint[:2]]
     assert all(check_schedule(d, v) is None for v in variants)
     assert differential(p, variants, tmp_path, threads=2) == []
-    assert generate("pack", s, d, grown=False) == []
+    assert generate("pack", s, d, grown=False, target=TARGET) == []
 
 
 @pytest.mark.parametrize("kernel", ["syrk", "syr2k"])
@@ -164,7 +164,7 @@ def test_the_pack_level_distributes_to_free_a_product_before_its_packs_and_regis
     p = parse_file(kernel_path(kernel), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
-    cands = generate("pack", s, d, grown=True)
+    cands = generate("pack", s, d, grown=True, target=TARGET)
     assert cands and all(isinstance(c[0], Distribute) and isinstance(c[-1], RegisterTile) for c in cands)
     assert all(any(isinstance(t, Pack) for t in c) for c in cands)
     variants = [s.then(*c) for c in cands[:2]]
@@ -172,8 +172,8 @@ def test_the_pack_level_distributes_to_free_a_product_before_its_packs_and_regis
     assert differential(p, variants, tmp_path, threads=2) == []
     (tmp_path / "one").mkdir()
     assert differential(p, variants[:1], tmp_path / "one", threads=1) == []
-    free = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
-    assert not any(isinstance(t, Distribute) for c in generate("pack", free, d, grown=True) for t in c)
+    free = s.then(*[c for c in generate("fusion", s, d, target=TARGET) if isinstance(c[0], Distribute)][0])
+    assert not any(isinstance(t, Distribute) for c in generate("pack", free, d, grown=True, target=TARGET) for t in c)
 
 
 def test_the_tile_level_offers_register_tiles_ahead_in_the_grown_space(tmp_path):
@@ -183,16 +183,16 @@ def test_the_tile_level_offers_register_tiles_ahead_in_the_grown_space(tmp_path)
     p = parse_file(kernel_path("syrk"), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
-    s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
-    s = s.then(*generate("parallel", s, d)[0])
-    grown = generate("tile", s, d, grown=True)
+    s = s.then(*[c for c in generate("fusion", s, d, target=TARGET) if isinstance(c[0], Distribute)][0])
+    s = s.then(*generate("parallel", s, d, target=TARGET)[0])
+    grown = generate("tile", s, d, grown=True, target=TARGET)
     ahead = [c for c in grown if isinstance(c[-1], RegisterTile)]
     # packs, then the register tile, alone or inside a cache tile (with the nest's parallel loop)
     assert ahead and all(isinstance(t, (Pack, Tile, Parallelize)) for c in ahead for t in c[:-1])
     assert any(all(isinstance(t, Pack) for t in c[:-1]) for c in ahead)
-    assert {c for c in generate("pack", s, d, grown=True) if isinstance(c[-1], RegisterTile)} <= set(ahead)
+    assert {c for c in generate("pack", s, d, grown=True, target=TARGET) if isinstance(c[-1], RegisterTile)} <= set(ahead)
     assert any(isinstance(c[0], Tile) for c in grown)
-    assert not any(isinstance(c[-1], RegisterTile) for c in generate("tile", s, d, grown=False))
+    assert not any(isinstance(c[-1], RegisterTile) for c in generate("tile", s, d, grown=False, target=TARGET))
     variants = [s.then(*c) for c in ahead[:2]]
     assert all(check_schedule(d, v) is None for v in variants)
     assert differential(p, variants, tmp_path, threads=2) == []
@@ -206,14 +206,14 @@ def test_a_register_tile_leaves_the_other_statements_tilable(tmp_path):
     d = compute_dependences(p)
     s = Schedule(p)
     for _ in range(4):  # each product alone in its nest
-        splits = [c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)]
+        splits = [c for c in generate("fusion", s, d, target=TARGET) if isinstance(c[0], Distribute)]
         s = s.then(*splits[0]) if splits else s
-    s = s.then(*generate("parallel", s, d)[0])
-    alone = [c for c in generate("register", s, d, grown=True) if len(c) == 1 and len(c[0].blocks) == 1]
+    s = s.then(*generate("parallel", s, d, target=TARGET)[0])
+    alone = [c for c in generate("register", s, d, grown=True, target=TARGET) if len(c) == 1 and len(c[0].blocks) == 1]
     first = next(c for c in alone if check_schedule(d, s.then(*c)) is None)
     one = s.then(*first)
     (tiled,) = first[0].touched()
-    more = [c for c in generate("register", one, d, grown=True) if len(c) == 1]  # tiles alone
+    more = [c for c in generate("register", one, d, grown=True, target=TARGET) if len(c) == 1]  # tiles alone
     assert more and all(isinstance(c[0], RegisterTile) and tiled not in c[0].touched() for c in more)
     both = [one.then(*c) for c in more[:2]]
     assert all(check_schedule(d, v) is None for v in both)
@@ -230,8 +230,8 @@ def test_the_register_level_distributes_to_free_every_product(tmp_path):
     p = parse_file(kernel_path("3mm"), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
-    s = s.then(*generate("parallel", s, d)[0])
-    cands = [c for c in generate("register", s, d, grown=True)
+    s = s.then(*generate("parallel", s, d, target=TARGET)[0])
+    cands = [c for c in generate("register", s, d, grown=True, target=TARGET)
              if all(isinstance(t, Distribute) for t in c[:-1])]  # not those behind a fission
     every = [c for c in cands if isinstance(c[-1], RegisterTile) and c[-1].touched() == {"S1", "S3", "S5"}]
     assert every
@@ -259,8 +259,8 @@ def test_a_broadcast_operand_walking_down_the_reduction_is_packed(tmp_path):
     d = compute_dependences(p)
     s = Schedule(p)
     for _ in range(2):  # the product alone in its loops
-        s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
-    cands = generate("pack", s, d, grown=True)
+        s = s.then(*[c for c in generate("fusion", s, d, target=TARGET) if isinstance(c[0], Distribute)][0])
+    cands = generate("pack", s, d, grown=True, target=TARGET)
     assert [c for c in cands if all(isinstance(t, Pack) for t in c)] == [(Pack("A", ("S0",)),)]
     joint = [c for c in cands if isinstance(c[-1], RegisterTile)]
     assert joint
@@ -269,16 +269,14 @@ def test_a_broadcast_operand_walking_down_the_reduction_is_packed(tmp_path):
     assert differential(p, variants, tmp_path, threads=2) == []
     gemm = parse_file(kernel_path("gemm"), "SMALL")  # B[k][j] is a row walk: nothing to pack
     g = Schedule(gemm).then(Distribute(("S0", "S1"), 1, (1,)))
-    assert generate("pack", g, compute_dependences(gemm), grown=True) == []
+    assert generate("pack", g, compute_dependences(gemm), grown=True, target=TARGET) == []
 
 
 def test_a_parallel_loop_around_only_full_tiles_names_only_declared_iterators(tmp_path):
     """When every tile is full, the micro-kernel prints no point loops: the parallel loop's
     private clause named their iterators anyway, undeclared, and gcc refused every such variant
     (doitgen's 4x32 tiles at LARGE were compile errors in the search)."""
-    from looper.codegen.harness import program_c
-    from looper.runtime.target import vector_bytes
-    lanes = vector_bytes() // 8
+    lanes = TARGET.lanes(8)
     src = f'''
 SIZES = {{"S": dict(M=12, N={8 * lanes}, K=10)}}
 def kernel(M: int, N: int, K: int, A: f64[M, K], B: f64[K, N], C: f64[M, N]):
@@ -290,8 +288,8 @@ OUTPUTS = ["C"]
 '''
     p = parse_source(src, "full_tiles.py", "S")
     d = compute_dependences(p)
-    s = Schedule(p).then(*generate("parallel", Schedule(p), d)[0])
-    full = [c for c in generate("register", s, d, grown=True)
+    s = Schedule(p).then(*generate("parallel", Schedule(p), d, target=TARGET)[0])
+    full = [c for c in generate("register", s, d, grown=True, target=TARGET)
             if len(c) == 1 and 12 % c[0].blocks[0].mr == 0 and (8 * lanes) % c[0].blocks[0].nr == 0]
     assert full
     variants = [s.then(*c) for c in full]
@@ -307,8 +305,8 @@ def test_the_register_level_offers_register_tiles_inside_cache_tiles(tmp_path):
     d = compute_dependences(p)
     s = Schedule(p)
     for _ in range(2):  # the product alone in its loops
-        s = s.then(*[c for c in generate("fusion", s, d) if isinstance(c[0], Distribute)][0])
-    inside = [c for c in generate("register", s, d, grown=True) if isinstance(c[0], Tile)]
+        s = s.then(*[c for c in generate("fusion", s, d, target=TARGET) if isinstance(c[0], Distribute)][0])
+    inside = [c for c in generate("register", s, d, grown=True, target=TARGET) if isinstance(c[0], Tile)]
     assert inside and all(isinstance(c[-1], RegisterTile) and len(set(c[0].bands[0].sizes)) > 1 for c in inside)
     legal = [s.then(*c) for c in inside if check_schedule(d, s.then(*c)) is None]
     assert legal and any("parallelize" in v.describe() for v in legal)
@@ -324,8 +322,8 @@ def test_every_product_gets_its_register_tile_inside_its_own_cache_tiles_in_one_
     p = parse_file(kernel_path("symm"), "SMALL")
     d = compute_dependences(p)
     s = Schedule(p)
-    s = s.then(*[c for c in generate("fusion", s, d, grown=True) if isinstance(c[0], Fission)][0])
-    joint = [c for c in generate("register", s, d, grown=True)
+    s = s.then(*[c for c in generate("fusion", s, d, grown=True, target=TARGET) if isinstance(c[0], Fission)][0])
+    joint = [c for c in generate("register", s, d, grown=True, target=TARGET)
              if isinstance(c[-1], RegisterTile) and len(c[-1].blocks) == 2 and any(isinstance(t, Tile) for t in c)]
     assert joint and all(any(isinstance(t, Expand) for t in c) for c in joint)
     assert all(len(next(t for t in c if isinstance(t, Tile)).bands) == 2 for c in joint)
@@ -358,10 +356,10 @@ def test_cache_tiles_depend_on_the_thread_count():
     p = parse_file(kernel_path("trmm"), "LARGE")
     d = compute_dependences(p)
     s = Schedule(p)
-    s = s.then(*[c for c in generate("fusion", s, d, grown=True) if isinstance(c[0], Fission)][0])
+    s = s.then(*[c for c in generate("fusion", s, d, grown=True, target=TARGET) if isinstance(c[0], Fission)][0])
 
     def sizes(threads):
-        return {c[0].bands[0].sizes for c in generate("tile", s, d, grown=True, threads=threads)
+        return {c[0].bands[0].sizes for c in generate("tile", s, d, grown=True, target=target_for(threads))
                 if isinstance(c[0], Tile) and len(c[0].bands) == 1 and len(c[0].bands[0].rows) == 3}
     one, two, four = sizes(1), sizes(2), sizes(4)
     assert one <= two and one <= four
@@ -388,7 +386,7 @@ def test_a_register_tile_over_loops_that_are_not_adjacent_rows_keeps_every_state
                        '{"kind": "sinktile", "loop": [["S2", "S3"], 3], "size": 128}, '
                        '{"kind": "parallelize", "loops": [[["S2", "S3"], 3]]}, '
                        '{"kind": "tile", "bands": [[["S1"], [1, 5, 7], [192, 288, 192]]]}, '
-                       '{"kind": "register", "blocks": [["S1", 7, 11, 13, 12, 16]]}]')
+                       '{"kind": "register", "blocks": [["S1", 7, 11, 13, 12, 16, 8]]}]')
     s = Schedule.from_json(p, steps)
     L = s.lowered
     assert len({len(r) for r in L.rows.values()}) == 1

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import pytest
 
-from looper.ir.looptree import loop_label
+from looper.ir.schedule import loop_label
 from looper.ir.rows import LoopRef
 from looper.ir.schedule import original
 from looper.lang.parse import parse_file, parse_source
@@ -22,7 +22,7 @@ from looper.transforms import (
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import HashScores, differential
+from helpers import HashScores, TARGET, differential
 
 TWO_NESTS = '''
 SIZES = {"MINI": dict(N=8, M=6)}
@@ -118,7 +118,7 @@ EXAMPLES = [
     Interchange(("S0",), 1, 3), Reverse(("S1",), 3), Skew(("S0",), (1, 3), ((1, 0), (1, 1))),
     Shift(("S1",), 1, 2), Fuse(("S0",), ("S1",), 1, (0, 1)), Distribute(("S0", "S1"), 1, (1,)),
     Parallelize(((("S0",), 1), (("S1",), 1))), Tile(((("S0",), (1, 3), (32, 64)),)), Unroll(((("S1",), 3),), 4),
-    RegisterTile((("S1", 1, 5, 3, 6, 32),)), TimeTile(("S0",), (1, 3), ((1, 0), (1, 1)), (32, 256)),
+    RegisterTile((("S1", 1, 5, 3, 6, 32, 8),)), TimeTile(("S0",), (1, 3), ((1, 0), (1, 1)), (32, 256)),
     Pack("A", ("S1",)), ParallelRegion(), Expand("sum", ("S0", "S1", "S2"), (0, 1)),
     Fission((("S0",), ("S2", "S3"), ("S1",))), SinkTile((("S0", "S1"), 1), 32), ParallelBlocks((("S1",), 3), 1, 64),
     Vectorize(((("S1",), 3),)),
@@ -150,7 +150,7 @@ def test_candidates_per_level_on_gemm():
     p = parse_file(kernel_path("gemm"), "MINI")
     d = compute_dependences(p)
     s = Schedule(p)
-    kinds = {level: {tuple(type(t).__name__ for t in c) for c in generate(level, s, d)}
+    kinds = {level: {tuple(type(t).__name__ for t in c) for c in generate(level, s, d, target=TARGET)}
              for level in ("fusion", "affine", "parallel", "tile", "unroll")}
     assert kinds["fusion"] == {("Distribute",)}  # gemm's i loop holds two nests; nothing to fuse
     assert ("Interchange",) in kinds["affine"] and ("Reverse",) in kinds["affine"]
@@ -158,7 +158,7 @@ def test_candidates_per_level_on_gemm():
     assert kinds["parallel"] == {("Parallelize",)}
     assert kinds["tile"] == {("Tile",)} and kinds["unroll"] == {("Unroll",)}
     for level in ("fusion", "affine", "parallel", "tile", "unroll"):
-        cands = generate(level, s, d)
+        cands = generate(level, s, d, target=TARGET)
         assert len(cands) == len(set(cands)) and all(isinstance(c, tuple) and c for c in cands)
         assert all(t.level == level or (level == "affine" and t.kind == "distribute") for c in cands for t in c)
 
@@ -166,12 +166,12 @@ def test_candidates_per_level_on_gemm():
 def test_candidates_follow_the_levels_in_order():
     p = _two_nests()
     d = compute_dependences(p)
-    fuse = [c for c in generate("fusion", Schedule(p), d) if isinstance(c[0], Fuse)]
+    fuse = [c for c in generate("fusion", Schedule(p), d, target=TARGET) if isinstance(c[0], Fuse)]
     assert fuse and fuse[0][0].first == ("S0",)
-    par = Schedule(p).then(*generate("parallel", Schedule(p), d)[0])
-    assert generate("parallel", par, d) == []  # one parallelization per schedule
-    unrolled = par.then(*generate("unroll", par, d)[0])
-    assert generate("unroll", unrolled, d) == []
+    par = Schedule(p).then(*generate("parallel", Schedule(p), d, target=TARGET)[0])
+    assert generate("parallel", par, d, target=TARGET) == []  # one parallelization per schedule
+    unrolled = par.then(*generate("unroll", par, d, target=TARGET)[0])
+    assert generate("unroll", unrolled, d, target=TARGET) == []
 
 
 # -- adding a transformation ---------------------------------------------------------------------------
@@ -294,12 +294,12 @@ def test_searches_are_the_same_with_caches_off(kernel):
     features) is a pure function's: a search with them off scores and emits exactly the same."""
     from looper import caching
     from looper.codegen.harness import program_c
-    from looper.search.factory import search_from_options
+    from looper.tune import TuneOptions, prepare
 
     def run():
         p = parse_file(kernel_path(kernel), "MINI")
         d = compute_dependences(p)
-        model = search_from_options(p, "model", beam=2).run(d)
+        model = prepare(p, TuneOptions(beam=2), TARGET).run(d)
         hashed = beam_search(p, d, HashScores(3), SearchPolicy(beam=2, max_affine=1))
         out = []
         for r in (model, hashed):

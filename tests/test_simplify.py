@@ -7,7 +7,8 @@ from looper.ir.program import Program
 from looper.lang.parse import parse_source
 from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_schedule
-from looper.search.beam import Score, beam_search
+from looper.search.beam import beam_search
+from looper.search.scoring import Score
 from looper.search.policy import SearchPolicy, policy_for
 from looper.search.simplify import drop_idle_enablers
 from looper.transforms import Interchange, Parallelize, Reverse, Skew, Tile, Unroll

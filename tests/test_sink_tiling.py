@@ -11,7 +11,7 @@ from looper.transforms import Parallelize, SinkTile, Transform
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import differential
+from helpers import TARGET, differential
 
 
 def _sink_tiled(kernel: str, size: str, base_level: str | None = None):
@@ -19,12 +19,12 @@ def _sink_tiled(kernel: str, size: str, base_level: str | None = None):
     d = compute_dependences(p)
     bases = [Schedule(p)]
     if base_level:
-        bases += [bases[0].then(*c) for c in generate(base_level, bases[0], d)]
+        bases += [bases[0].then(*c) for c in generate(base_level, bases[0], d, target=TARGET)]
     legal, illegal = [], []
     for base in bases:
         if check_schedule(d, base) is not None:
             continue
-        for c in generate("tile", base, d, grown=True):
+        for c in generate("tile", base, d, grown=True, target=TARGET):
             if isinstance(c[0], SinkTile):
                 s = base.then(*c)
                 (legal if check_schedule(d, s) is None else illegal).append(s)
@@ -36,7 +36,7 @@ def test_gramschmidt_gets_pluto_s_column_blocks():
     blocks, each statement walking its block row by row; the k loop, which carries everything,
     cannot be sunk."""
     p, d, legal, illegal = _sink_tiled("gramschmidt", "SMALL")
-    assert not any(isinstance(c[0], SinkTile) for c in generate("tile", Schedule(p), d))  # grown only
+    assert not any(isinstance(c[0], SinkTile) for c in generate("tile", Schedule(p), d, target=TARGET))  # grown only
     names = {s.describe() for s in legal}
     assert "sinktile(j,32) ; parallelize(j_t)" in names
     assert all(s.describe().startswith("sinktile(k,") for s in illegal)

@@ -11,7 +11,7 @@ from looper.transforms import TimeTile
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import differential
+from helpers import TARGET, differential
 
 
 def _time_tiled(kernel: str, size: str):
@@ -19,10 +19,10 @@ def _time_tiled(kernel: str, size: str):
     d = compute_dependences(p)
     s = Schedule(p)
     out = []
-    for base in [s] + [s.then(*c) for c in generate("fusion", s, d)]:
+    for base in [s] + [s.then(*c) for c in generate("fusion", s, d, target=TARGET)]:
         if check_schedule(d, base) is not None:
             continue
-        for c in generate("tile", base, d, grown=True):
+        for c in generate("tile", base, d, grown=True, target=TARGET):
             if isinstance(c[0], TimeTile) and check_schedule(d, base.then(*c)) is None:
                 out.append(base.then(*c))
     return p, d, out
@@ -30,7 +30,7 @@ def _time_tiled(kernel: str, size: str):
 
 def test_seidel_gets_a_skewed_wavefront_with_a_parallel_tile_loop():
     p, d, tiled = _time_tiled("seidel_2d", "MINI")
-    assert tiled and generate("tile", Schedule(p), d) == [c for c in generate("tile", Schedule(p), d)
+    assert tiled and generate("tile", Schedule(p), d, target=TARGET) == [c for c in generate("tile", Schedule(p), d, target=TARGET)
                                                           if not isinstance(c[0], TimeTile)]
     L = tiled[0].lowered
     (stmt, row), = L.parallel

@@ -13,7 +13,7 @@ from looper.transforms import Parallelize, Transform, Vectorize
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import differential
+from helpers import TARGET, differential
 
 SHAPES = '''
 SIZES = {"MINI": dict(N=24)}
@@ -32,7 +32,7 @@ OUTPUTS = ["A", "B"]
 
 
 def _vectorized(s: Schedule) -> list[tuple]:
-    return [c for c in generate("unroll", s, compute_dependences(s.program), grown=True)
+    return [c for c in generate("unroll", s, compute_dependences(s.program), grown=True, target=TARGET)
             if isinstance(c[0], Vectorize)]
 
 
@@ -56,7 +56,7 @@ def test_offered_only_in_the_grown_space_and_only_on_loops_that_carry_nothing_an
     p = parse_source(SHAPES, "shapes.py", "MINI")
     d = compute_dependences(p)
     s = Schedule(p)
-    assert not [c for c in generate("unroll", s, d) if isinstance(c[0], Vectorize)]
+    assert not [c for c in generate("unroll", s, d, target=TARGET) if isinstance(c[0], Vectorize)]
     cands = _vectorized(s)
     assert [c[0].touched() for c in cands] == [frozenset({"S0"})]
     carried = s.then(Vectorize(((("S2",), 3),)))
@@ -97,7 +97,7 @@ def test_marked_schedules_compute_what_the_original_does(kernel, tmp_path):
     p = parse_file(kernel_path(kernel), "MINI")
     d = compute_dependences(p)
     s = Schedule(p)
-    bases = [s] + [s.then(*c) for c in generate("parallel", s, d)[:1]]
+    bases = [s] + [s.then(*c) for c in generate("parallel", s, d, target=TARGET)[:1]]
     variants = [b.then(*c) for b in bases for c in _vectorized(b)]
     variants = [v for v in variants if check_schedule(d, v) is None]
     assert variants

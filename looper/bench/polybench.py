@@ -20,29 +20,28 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from ..errors import LooperUsageError
 from ..ir.program import Program
 from ..lang.parse import parse_file
-from ..poly.deps import compute_dependences
 from ..poly.flops import KernelWork, kernel_work
 from ..poly.legality import replay
-from ..runtime.compile import EXACT_FLAGS
+from ..runtime.compile import EXACT_FLAGS, OPT_FLAGS
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
-from ..runtime.peaks import Limits
+from ..target import Limits, Target
 from ..transforms.schedule import Schedule
+from ..tune.options import TuneOptions
 from . import check, native, peers, timing
 from .results import KernelResult, geomean
 
-if TYPE_CHECKING:
-    from ..search.proxy import Proxy
 
 __all__ = ["ALL_KERNELS", "KERNEL_DIR", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_file",
            "run_kernel", "run_mode", "search"]
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent.parent / "benchmarks" / "polybench"
 SIZES = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
+CEILING = "looper-measure"  # the measuring search's answers: a ceiling for the default, not the product
 ALL_KERNELS = sorted(p.stem.replace("_", "-") for p in KERNEL_DIR.glob("*.py"))
 
 
@@ -53,8 +52,8 @@ class BenchConfig:
     kernels: list[str]
     sizes: list[str]
     compare: list[str]
-    evaluator: str = "model"
-    beam: int = 3
+    tune: TuneOptions = field(default_factory=TuneOptions)  # looper's search, as `looper optimize` runs it
+    target: Target | None = None  # the machine (None: this one, with `threads`)
     repeat: int = 5
     threads: int = 2
     check_only: bool = False
@@ -69,20 +68,30 @@ class BenchConfig:
     # OpenMP environments timed in (`runtime.ompenv`): the first is the search's and the table's;
     # every system is timed in the others too (as `system@env`), in the same interleaved rounds
     omp_envs: list[OmpEnv] = field(default_factory=lambda: [DEFAULT_ENV])
-    # timed runs per candidate in a measuring search (None: 3; hybrid 1: the bench times its
-    # answer again anyway, with --repeat interleaved rounds)
-    search_repeats: int | None = None
-    # seconds a measuring search may spend choosing loop structure (SearchPolicy.structure_budget)
-    structure_budget: float | None = None
-    # seconds in all for a search (SearchPolicy.time_budget): at EXTRALARGE one candidate runs
-    # for seconds and the refinement levels alone take a quarter of an hour
-    search_budget: float | None = None
-    # a measuring search measures on a stand-in with fewer time steps or smaller sizes (`search.proxy`)
-    proxy: Proxy | None = None
+    # also run the measuring search and time its answers in the same rounds (a ceiling, labelled
+    # `looper-measure`), with its own budgets
+    ceiling: TuneOptions | None = None
+
+    @property
+    def evaluator(self) -> str:
+        return self.tune.evaluator.value
+
+    def searches(self) -> dict[str, TuneOptions]:
+        """The looper systems and how each searches: `looper` is what `looper optimize` runs with
+        these options; `looper-measure` the measuring search, when asked for."""
+        out = {"looper": self.tune.with_(omp_env=self.omp_envs[0])}
+        if self.ceiling is not None:
+            out[CEILING] = self.ceiling.with_(omp_env=self.omp_envs[0])
+        return out
+
+    def machine(self) -> Target:
+        """The target looper tunes for."""
+        return self.target if self.target is not None else Target.detect(self.threads)
 
     def systems(self, mode: str) -> list[str]:
-        """The systems of one input mode, the baseline first."""
-        return ["gcc"] + (["original"] if mode == "native" else []) + ["looper"] + list(self.compare)
+        """The systems of one input mode, the baseline first (`original`: looper's harness around
+        the untransformed program, a diagnostic of the harness effect in the native mode)."""
+        return ["gcc"] + (["original"] if mode == "native" else []) + list(self.searches()) + list(self.compare)
 
 
 def kernel_file(name: str) -> Path:
@@ -95,51 +104,50 @@ def kernel_file(name: str) -> Path:
 
 @dataclass(frozen=True)
 class Answer:
-    """looper's answer for one kernel at one size, and what finding it took."""
+    """looper's answer for one kernel at one size (one search), and what finding it took.
+    `program` is looper's Python program of the kernel (its work, the scop mode's C); `source`,
+    in the native mode, PolyBench's own C file with its scop rewritten in place."""
 
     name: str
     program: Program
     schedule: Schedule
     seconds: float
+    sequence: str
+    source: str | None = None
+    measured: int = 0  # candidates the search ran
 
 
-def search(name: str, size: str, cfg: BenchConfig) -> Answer:
-    """Parse the kernel at `size` and run looper's search on it (once for every input mode)."""
+def search(name: str, size: str, cfg: BenchConfig, options: TuneOptions | None = None) -> Answer:
+    """Parse the kernel at `size` and run looper's search on it (the scop mode)."""
     program = parse_file(kernel_file(name), size)
-    schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads, cfg.omp_envs[0],
-                                        cfg.search_repeats, structure_budget=cfg.structure_budget,
-                                        search_budget=cfg.search_budget, proxy=cfg.proxy)
-    return Answer(name, program, schedule, seconds)
+    schedule, seconds = choose_schedule(program, cfg, options=options)
+    return Answer(name, program, schedule, seconds, schedule.describe())
 
 
-def choose_schedule(program: Program, evaluator: str, beam: int, threads: int,
-                    omp_env: OmpEnv = DEFAULT_ENV, repeats: int | None = None,
-                    written: bool = True, structure_budget: float | None = None,
-                    search_budget: float | None = None, proxy: Proxy | None = None) -> tuple[Schedule, float]:
-    """looper's answer for one program: the search with the requested evaluator, then (`written`)
-    what `looper optimize` does before it writes an answer (`search.verify`: verification, and the
-    model's speed guard when the original is short), so the bench times the answer a user gets.
-    Hybrid only has to rank the model's 5 best (the bench times the winner itself, with --repeat
-    runs): one timed run after the checked warm-up halves its cost at LARGE."""
+def choose_schedule(program: Program, cfg: BenchConfig, written: bool = True,
+                    options: TuneOptions | None = None) -> tuple[Schedule, float]:
+    """looper's answer for one program, as `looper optimize` finds and checks it (`tune`: the
+    search, then, when `written`, verification and the model's speed guard), so the bench times
+    the answer a user gets."""
     from ..lang.resize import smaller_python
-    from ..search.factory import search_from_options
-    from ..search.verify import VerifyOptions, check_answer
-    deps = compute_dependences(program)
+    from ..tune import tune
+    options = options or cfg.searches()["looper"]
+    answer = tune(program, options, cfg.machine(), resized=smaller_python(program) if written else None)
+    return answer.result.best, answer.seconds
+
+
+def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions) -> Answer:
+    """`looper optimize` on PolyBench's own C file of the kernel at `size`, in place, as a user of
+    polycc or Polly would run it: the file's scop searched, checked, and rewritten."""
+    from ..api import optimize
+    tree = native.PolyBenchC.find(cfg.polybench_c)
+    c_file = tree.kernel(name)
     t0 = time.perf_counter()
-    if repeats is None:
-        repeats = 1 if evaluator == "hybrid" else 3
-    found = search_from_options(program, evaluator, beam=beam, threads=threads, repeats=repeats, omp_env=omp_env,
-                                structure_budget=structure_budget, time_budget=search_budget,
-                                proxy=proxy)
-    result = found.run(deps, keep_open=True)
-    try:
-        if written:
-            options = VerifyOptions(threads=threads, omp_env=omp_env)
-            result, _ = check_answer(program, result, found.kind, found.policy, deps, smaller_python(program), 0,
-                                     options, found.verified)
-    finally:
-        found.close()
-    return result.best, time.perf_counter() - t0
+    done = optimize(str(c_file), size, includes=[str(tree.utilities)], options=options, target=cfg.machine())
+    seconds = time.perf_counter() - t0
+    [k] = done.kernels
+    program = parse_file(kernel_file(name), size)
+    return Answer(name, program, Schedule(program), seconds, k.sequence, done.source, k.answer.measured)
 
 
 def check_size(size: str, check_only: bool) -> str:
@@ -151,39 +159,55 @@ def check_size(size: str, check_only: bool) -> str:
 
 def run_kernel(name: str, size: str, cfg: BenchConfig, log: Callable[[str], None] = lambda s: None,
                inputs: list[str] | None = None) -> list[KernelResult]:
-    """Search once, then check and time every system in each input mode (default: cfg.inputs)."""
-    answer = search(name, size, cfg)
-    work = kernel_work(answer.program)
-    return [run_mode(answer, work, mode, cfg, log) for mode in (inputs or cfg.inputs)]
+    """Search (once per looper system and input: the scop mode searches looper's program, the
+    native mode PolyBench's C file), then check and time every system in each input mode
+    (default: cfg.inputs)."""
+    out = []
+    for mode in inputs or cfg.inputs:
+        answers = {}
+        for system, options in cfg.searches().items():
+            log(f" search: {system} ({options.evaluator.value}, {mode})")
+            answers[system] = search_native(name, size, cfg, options) if mode == "native" \
+                else search(name, size, cfg, options)
+        work = kernel_work(answers["looper"].program)
+        out.append(run_mode(answers, work, mode, cfg, log))
+    return out
 
 
-def run_mode(answer: Answer, work: KernelWork, mode: str, cfg: BenchConfig,
+def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: BenchConfig,
              log: Callable[[str], None] = lambda s: None) -> KernelResult:
-    """Check every system's outputs (exact arithmetic, small size), then time the systems that
-    computed the right thing at the run's size."""
+    """Check every system's outputs (exact arithmetic; the scop mode at a small size, the native
+    mode at the run's own, where looper's in-place code runs its tuned version), then time the
+    systems that computed the right thing at the run's size, as users run them."""
     log(f" input: {mode}")
     systems = cfg.systems(mode)
-    cprog, csched = _at_size(answer, check_size(answer.program.size_label, cfg.check_only), cfg)
+    answer = answers["looper"]
     if mode == "scop":
-        builds = {s: build_scop(s, cprog, csched, cfg, (), EXACT_FLAGS) for s in systems}
+        size = check_size(answer.program.size_label, cfg.check_only)
+        builds = {s: build_scop(s, *_at_size(answers.get(s, answer), size, cfg), cfg, (), EXACT_FLAGS) for s in systems}
         results = check.check_outputs(builds, log, threads=cfg.threads)
+        where = size
     else:
-        builds = {s: build_native(s, cprog, csched, cfg, ("POLYBENCH_DUMP_ARRAYS",), EXACT_FLAGS)
-                  for s in systems}
+        builds = {s: build_native(s, answers, cfg, ("POLYBENCH_DUMP_ARRAYS",), EXACT_FLAGS) for s in systems}
         results = native.check_dumps(builds, cfg.threads, log=log)
+        where = answer.program.size_label
     for r in results.values():
         if r.status in ("checked", "WRONG"):
-            r.detail = (r.detail + f" (at {cprog.size_label})").strip()
+            r.detail = (r.detail + f" (at {where})").strip()
     if not cfg.check_only:
-        build = build_scop if mode == "scop" else build_native
-        timed = {s: build(s, answer.program, answer.schedule, cfg, ("POLYBENCH_TIME",))
+        timed = {s: (build_scop(s, answer.program, answers[s].schedule if s in answers else answer.schedule, cfg,
+                                ("POLYBENCH_TIME",)) if mode == "scop" else
+                     build_native(s, answers, cfg, ("POLYBENCH_TIME",)))
                  for s in systems if results[s].status == "checked"}
         envs = {s: cfg.omp_envs[0] for s in timed}
         for env in cfg.omp_envs[1:]:
             envs.update({f"{s}@{env.name}": env for s in list(timed)})
             timed.update({f"{s}@{env.name}": timed[s] for s in list(timed) if "@" not in s})
         results.update(timing.time_systems(timed, cfg, log, envs))
-    out = KernelResult(answer.name, answer.program.size_label, answer.schedule.describe(), cfg.evaluator,
+    for s, a in answers.items():
+        if s in results:
+            results[s].sequence, results[s].search_seconds, results[s].measured = a.sequence, a.seconds, a.measured
+    out = KernelResult(answer.name, answer.program.size_label, answer.sequence, cfg.evaluator,
                        answer.seconds, results, mode, work.flops, work.bytes, work.precision,
                        [e.describe() for e in cfg.omp_envs])
     if cfg.limits is not None:
@@ -196,8 +220,10 @@ def build_scop(system: str, program: Program, schedule: Schedule, cfg: BenchConf
     """A system's binary of looper's scop C, in looper's harness."""
     if system == "gcc":
         return peers.build_gcc(program, defines, extra)
-    if system == "looper":
-        return peers.build_looper(program, schedule, defines, extra)
+    if system == "looper" or system == CEILING:
+        b = peers.build_looper(program, schedule, defines, extra)
+        b.system = system
+        return b
     if system == "pluto":
         return peers.build_pluto(program, defines, peers.find_polycc(cfg.polycc), cfg.pluto_timeout, extra)
     if system == "polly":
@@ -210,18 +236,24 @@ def build_scop(system: str, program: Program, schedule: Schedule, cfg: BenchConf
     raise ValueError(f"unknown system {system}")
 
 
-def build_native(system: str, program: Program, schedule: Schedule, cfg: BenchConfig,
-                 defines: tuple[str, ...], extra: tuple[str, ...] = ()) -> peers.Build:
-    """A system's binary in the native mode: looper and its original in looper's harness, the
-    others from PolyBench's own C with PolyBench's harness."""
+def build_native(system: str, answers: dict[str, Answer], cfg: BenchConfig, defines: tuple[str, ...],
+                 extra: tuple[str, ...] = ()) -> peers.Build:
+    """A system's binary in the native mode: every system from PolyBench's own C with PolyBench's
+    harness (looper's from the file it rewrote in place), and `original`, looper's harness around
+    the untransformed program (how much the harness alone changes: a diagnostic)."""
+    answer = answers["looper"]
+    program = answer.program
     if system == "original":
         b = peers.build_gcc(program, defines, extra)
         b.system = "original"
         return b
-    if system == "looper":
-        return peers.build_looper(program, schedule, defines, extra)
     tree = native.PolyBenchC.find(cfg.polybench_c)
     kernel = native.NativeKernel(tree, program.name.replace("_", "-"), program.size_label)
+    if system in answers:
+        b = kernel.compile(system, answers[system].source, OPT_FLAGS + extra, "gcc", defines)
+        if b.binary is not None:
+            b.detail = f"looper optimize in place on PolyBench's {kernel.c_file.name}, then gcc"
+        return b
     return native.build_native(system, kernel, defines, cfg, extra)
 
 
@@ -237,6 +269,6 @@ def _at_size(answer: Answer, size: str, cfg: BenchConfig) -> tuple[Program, Sche
     if why is None:
         return small, replayed
     if cfg.check_only:
-        return small, choose_schedule(small, cfg.evaluator, cfg.beam, cfg.threads, written=False)[0]
+        return small, choose_schedule(small, cfg, written=False)[0]
     return program, schedule
 

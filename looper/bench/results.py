@@ -26,10 +26,19 @@ class SystemResult:
     median: float | None = None
     min: float | None = None
     max: float | None = None
-    times: list[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # one per fresh process, one call each
     detail: str = ""
-    gflops: float | None = None  # the kernel's flops / median time
+    gflops: float | None = None  # the kernel's flops / mean time
     fraction_of_peak: float | None = None  # gflops / the machine's peak for the kernel's precision
+    mean: float | None = None  # what a user's runs cost on average: what speedups compare
+    sequence: str = ""  # a looper system's answer
+    search_seconds: float | None = None  # ... and how long finding and checking it took
+    measured: int | None = None  # ... and how many candidates its search ran
+
+    @property
+    def seconds(self) -> float | None:
+        """The time speedups compare: the mean (the median in files from before means)."""
+        return self.mean if self.mean is not None else self.median
 
 
 @dataclass
@@ -70,8 +79,8 @@ class KernelResult:
     def speedup(self, system: str, over: str = "gcc") -> float | None:
         """How many times faster `system` ran than `over` (None unless both were timed)."""
         a, b = self.systems.get(over), self.systems.get(system)
-        if a and b and a.status == "ok" and b.status == "ok" and a.median and b.median:
-            return a.median / b.median
+        if a and b and a.status == "ok" and b.status == "ok" and a.seconds and b.seconds:
+            return a.seconds / b.seconds
         return None
 
     @property
@@ -82,8 +91,8 @@ class KernelResult:
     def rate(self, peak: float | None) -> None:
         """Fill every timed system's GFLOP/s and its fraction of `peak` (GFLOP/s)."""
         for r in self.systems.values():
-            if r.status == "ok" and r.median and self.flops:
-                r.gflops = self.flops / r.median / 1e9
+            if r.status == "ok" and r.seconds and self.flops:
+                r.gflops = self.flops / r.seconds / 1e9
                 r.fraction_of_peak = r.gflops / peak if peak else None
 
 
@@ -97,7 +106,7 @@ def summary(results: list[KernelResult], systems: list[str]) -> dict:
     """Geometric mean and median of looper's speedup over gcc and over each other system, and
     of every system's speedup over gcc."""
     out = {}
-    for over in [s for s in systems if s != "looper"]:
+    for over in [s for s in systems if s not in ("looper", "original")]:
         out[over] = _stats([r.speedup("looper", over) for r in results])
     for s in systems:
         if s != "gcc":
@@ -137,9 +146,9 @@ def to_json(results: list[KernelResult], meta: dict) -> dict:
             "summary": {m: summary(rs, systems_of(rs)) for m, rs in by_mode.items() if rs}}
 
 
-CSV_COLUMNS = ["kernel", "size", "input", "system", "status", "median_s", "min_s", "max_s", "speedup_over_gcc",
-               "gflops", "fraction_of_peak", "flops", "bytes", "intensity", "precision", "detail",
-               "looper_sequence"]
+CSV_COLUMNS = ["kernel", "size", "input", "system", "status", "mean_s", "median_s", "min_s", "max_s", "runs",
+               "speedup_over_gcc", "gflops", "fraction_of_peak", "flops", "bytes", "intensity", "precision",
+               "detail", "sequence", "search_s"]
 
 
 def write_csv(results: list[KernelResult], path: str | Path) -> None:
@@ -149,6 +158,6 @@ def write_csv(results: list[KernelResult], path: str | Path) -> None:
         w.writerow(CSV_COLUMNS)
         for r in results:
             for s, x in r.systems.items():
-                w.writerow([r.kernel, r.size, r.input, s, x.status, x.median, x.min, x.max, r.speedup(s, "gcc"),
-                            x.gflops, x.fraction_of_peak, r.flops, r.bytes, r.intensity, r.precision, x.detail,
-                            r.sequence if s == "looper" else ""])
+                w.writerow([r.kernel, r.size, r.input, s, x.status, x.mean, x.median, x.min, x.max, len(x.times),
+                            r.speedup(s, "gcc"), x.gflops, x.fraction_of_peak, r.flops, r.bytes, r.intensity,
+                            r.precision, x.detail, x.sequence, x.search_seconds])

@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..errors import LooperError, LooperUsageError
 from ..fileio import write_text
-from ..runtime.machine import cpu_model, load_average
+from ..target.host import cpu_id, load_average
 from ..runtime.peaks import limits_for_bench
 from . import native, peers
 from .polybench import ALL_KERNELS, SIZES, BenchConfig, kernel_file, run_kernel
@@ -61,13 +61,14 @@ def config_from_options(kernels: str | None, sizes: str, compare: str, inputs: s
 def meta(cfg: BenchConfig) -> dict:
     """What a results file records about the run and the machine."""
     limits = cfg.limits
-    return {"cpu": cpu_model(), "threads": cfg.threads, "repeat": cfg.repeat, "evaluator": cfg.evaluator,
-            "omp_envs": [e.describe() for e in cfg.omp_envs],
-            "beam": cfg.beam, "compare": cfg.compare, "inputs": cfg.inputs, "check_only": cfg.check_only,
+    t = cfg.tune
+    return {"cpu": cpu_id(), "target": cfg.machine().describe(), "threads": cfg.threads, "repeat": cfg.repeat,
+            "evaluator": cfg.evaluator, "omp_envs": [e.describe() for e in cfg.omp_envs],
+            "beam": t.beam, "compare": cfg.compare, "inputs": cfg.inputs, "check_only": cfg.check_only,
             "polybench_c": cfg.polybench_c, "polycc": cfg.polycc, "loadavg": load_average(),
-            "search_repeats": cfg.search_repeats, "structure_budget": cfg.structure_budget,
-            "search_budget": cfg.search_budget,
-            "proxy": None if cfg.proxy is None else {"steps": cfg.proxy.steps, "sizes": cfg.proxy.sizes},
+            "search_repeats": t.repeats, "structure_budget": t.structure_budget, "search_budget": t.budget,
+            "protocol": t.protocol.name,
+            "proxy": None if t.proxy is None else {"steps": t.proxy.steps, "sizes": t.proxy.sizes},
             "created": time.time(),
             "limits": None if limits is None else {
                 "peak_double_gflops": limits.peak_double, "peak_single_gflops": limits.peak_single,

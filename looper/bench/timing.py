@@ -1,30 +1,28 @@
-"""Timing the systems that computed the right outputs: interleaved rounds, fresh processes.
+"""Timing the systems that computed the right outputs, as users run them.
 
-Two kinds of binaries take part.  looper's harness (`gcc`, `looper` and the scop-mode peers)
-runs `binary 0 1+n`: a warm-up run, then n timed ones in the same process.  PolyBench's own
-harness (the native-mode peers) times one run per process (after flushing the caches) and
-ignores its arguments, so n timed runs are n processes.  Either way a system gets one time per
-round (the median of its n runs), n being one in the first round and then enough runs for
-about 0.1 s (at most MAX_RUNS[kind]: a PolyBench process also pays its init every time).
+Each round runs every system once, in alternating order, each run a fresh process that calls the
+kernel once: PolyBench's own harness does that by itself (it times one call per process, after
+flushing the caches); looper's harness is asked for one cold call (`main 0 1 - 0 cold`: the OpenMP
+team created inside the timed call, as in a program that calls its kernel once).  Nothing is
+compiled while timing, and the OpenMP environment is the shell's (plus `OMP_NUM_THREADS`).
 
-Each round runs every system once, in alternating order, and a system's time is the median of
-its rounds: this VM's speed drifts for minutes at a time, and systems timed one after the other
-carried that drift into their ratios (`runtime.run.time_interleaved`, which this follows).
+A system's time is the mean of its rounds: what a user's runs cost on average, slow runs
+included (on this 2-vCPU VM a parallel answer can be fast in half its fresh runs and 3-5x slower
+in the rest, which a median hides).  Rounds: at least `--repeat`, and enough to see a slow mode,
+`runtime.run.AS_RUN.runs` of gcc's first time (8 for a program under a second).  Interleaving
+shares this VM's drift, which lasts minutes, among the systems.
 """
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from ..runtime import run
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
-from ..runtime.run import AUTO_SECONDS, RunResult
+from ..runtime.run import AS_RUN, RunResult
 from .peers import Build
 from .results import SystemResult
-
-MAX_RUNS = {"looper": 100, "polybench": 10}
 
 
 class TimingConfig(Protocol):
@@ -45,7 +43,11 @@ class _Timed:
     times: list[float] = field(default_factory=list)
     failure: RunResult | None = None
     limit: float = 0.0
-    runs: int = 1  # timed runs per round after the first
+
+
+def rounds_for(first_gcc: float | None, repeat: int) -> int:
+    """Rounds to run: at least `repeat`, and as many as judging a program of gcc's time needs."""
+    return max(repeat, AS_RUN.runs(first_gcc, judging=True))
 
 
 def time_systems(builds: dict[str, Build], cfg: TimingConfig, log: Callable[[str], None] = lambda s: None,
@@ -56,50 +58,38 @@ def time_systems(builds: dict[str, Build], cfg: TimingConfig, log: Callable[[str
     envs = envs or {}
     order = sorted((s for s, b in builds.items() if b.binary is not None), key=lambda s: s != "gcc")
     state = {s: _Timed(builds[s]) for s in order}
-    for r in range(cfg.repeat):
+    rounds, r = cfg.repeat, 0
+    while r < rounds:
         for s in (order if r % 2 == 0 else order[::-1]):
             if state[s].failure is None:
-                _one_round(state[s], _limit(state, s, cfg), cfg.threads, first=r == 0,
-                           env=envs.get(s, DEFAULT_ENV))
+                _one_run(state[s], _limit(state, s, cfg), cfg.threads, envs.get(s, DEFAULT_ENV))
+        if r == 0:
+            gcc = state.get("gcc")
+            rounds = rounds_for(gcc.times[0] if gcc is not None and gcc.times else None, cfg.repeat)
+        r += 1
     out = {s: _result(s, b, state.get(s)) for s, b in builds.items()}
     for s in order:
         x = out[s]
-        log(f"  time  {s:9} {x.status:8} " + (f"{x.median:.6f} s" if x.median else x.detail))
+        log(f"  time  {s:14} {x.status:8} " + (f"mean {x.mean:.6f} s over {len(x.times)} runs" if x.mean else x.detail))
     return out
 
 
 def _limit(state: dict[str, _Timed], system: str, cfg: TimingConfig) -> float:
-    """Seconds one process of `system` may take this round."""
+    """Seconds one process of `system` may take."""
     gcc = state.get("gcc") if "@" not in system else state.get("gcc@" + system.split("@")[1], state.get("gcc"))
     per_run = cfg.baseline_timeout if system == "gcc" or gcc is None or not gcc.times \
         else cfg.timeout_factor * gcc.times[0]
-    runs = state[system].runs if state[system].times else 1
-    per_process = 1 + runs if state[system].build.harness == "looper" else 1
-    return max(cfg.min_timeout, per_run * per_process)
+    return max(cfg.min_timeout, per_run)
 
 
-def _one_round(t: _Timed, limit: float, threads: int, first: bool, env: OmpEnv = DEFAULT_ENV) -> None:
-    """Run one round of one system: record its time, or the failed run (it then sits out)."""
-    n = 1 if first else t.runs
-    path = t.build.binary.path
-    if t.build.harness == "looper":
-        res = run.run_binary(path, 0, 1 + n, timeout=limit, threads=threads, omp_env=env)
-        ok, times = res.ok and len(res.times) >= 1 + n, res.times[1:1 + n]
-    else:
-        times, res = [], RunResult(0)
-        for _ in range(n):
-            res = run.run_binary(path, 0, 1, timeout=limit, threads=threads, omp_env=env)
-            if not res.ok or not res.times:
-                break
-            times.append(res.times[0])
-        ok = len(times) == n
-    if not ok:
+def _one_run(t: _Timed, limit: float, threads: int, env: OmpEnv = DEFAULT_ENV) -> None:
+    """One fresh process of one system, one call: record its time, or the failed run (it then sits out)."""
+    res = run.run_binary(t.build.binary.path, 0, 1, timeout=limit, threads=threads, omp_env=env,
+                         cold=t.build.harness == "looper")
+    if not res.ok or not res.times:
         t.failure, t.limit = res, limit
         return
-    t.times.append(statistics.median(times))
-    if first:
-        cap = MAX_RUNS[t.build.harness]
-        t.runs = max(1, min(cap, math.ceil(AUTO_SECONDS / max(t.times[0], 1e-6))))
+    t.times.append(res.times[0])
 
 
 def _result(system: str, b: Build, t: _Timed | None) -> SystemResult:
@@ -107,7 +97,7 @@ def _result(system: str, b: Build, t: _Timed | None) -> SystemResult:
         return SystemResult(system, b.status, detail=b.detail)
     if t.failure is None and t.times:
         return SystemResult(system, "ok", statistics.median(t.times), min(t.times), max(t.times), t.times,
-                            b.detail)
+                            b.detail, mean=statistics.fmean(t.times))
     if t.failure is not None and t.failure.timed_out:
         return SystemResult(system, "timeout", detail=f"over {t.limit:.0f} s")
     return SystemResult(system, "crash", detail=t.failure.describe_failure() if t.failure else "no time")

@@ -34,7 +34,6 @@ import islpy as isl
 from ..ir.program import Binary, Const, Load, Statement, Unary
 from ..ir.rows import iterator_name
 from ..ir.schedule import Lowered, Microkernel
-from ..runtime.target import vector_bytes
 from .cexpr import c_access, c_const
 from .islexpr import _same, isl_c
 
@@ -151,7 +150,7 @@ class KernelText:
         self.roles = roles  # statement iterator names of (i, j, k)
         self.iterator_text = iterator_text  # every other iterator's C expression
         self.dtype = st.body.target.dtype
-        self.lanes = vector_bytes() // self.dtype.nbytes
+        self.lanes = mk.lanes
         self.nvec = mk.nr // self.lanes
 
     def env(self, d: int, v: int) -> dict[str, str]:

@@ -18,7 +18,6 @@ import dataclasses
 import hashlib
 import json
 import multiprocessing
-import os
 import random
 import statistics
 import subprocess
@@ -36,6 +35,7 @@ from ..lang.parse import parse_source
 from ..transforms.schedule import Schedule
 from .features import ProgramFeatures, ProgramInfo, featurize
 from .model import Batch, CostModel, Ensemble, collate
+from ..target.host import cores
 
 
 @dataclass
@@ -412,7 +412,7 @@ def train_ensemble(train_set: list[Example], val_set: list[Example], cfg: TrainC
     global _SHARED
     _SHARED = (train_set, val_set)
     cfgs = [dataclasses.replace(cfg, seed=cfg.seed + k) for k in range(members)]
-    workers = max(1, min(members, (os.cpu_count() or 1) // max(1, cfg.threads)))
+    workers = max(1, min(members, cores() // max(1, cfg.threads)))
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             results = pool.starmap(_train_member, [(c, k) for k, c in enumerate(cfgs)])

@@ -29,8 +29,8 @@ import pyarrow.parquet as pq
 from ..codegen.harness import HARNESS_VERSION
 from ..lang.parse import parse_source
 from ..poly.deps import compute_dependences
-from ..runtime.compile import compiler_id
-from ..runtime.machine import cpu_model, load_average
+from ..target.isa import compiler_id
+from ..target.host import cpu_model, load_average
 from ..runtime.measurements import MeasurementStore
 from ..search.beam import beam_search
 from ..search.policy import policy_for

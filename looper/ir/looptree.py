@@ -7,12 +7,10 @@ static (even) row before k.  The tree is built from the rows (once per schedule,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
-from .rows import LoopRef, first_statement, in_order, is_loop_row
+from .rows import LoopRef, Row, in_order, is_loop_row
 
-if TYPE_CHECKING:
-    from .schedule import Lowered, Row
 
 
 @dataclass(frozen=True)
@@ -101,7 +99,7 @@ class IllFormed(ValueError):
     """Statements that agree on every static row but not on whether a row is a loop."""
 
 
-def build_tree(rows: dict[str, tuple["Row", ...]], statements: list[str]) -> LoopTree:
+def build_tree(rows: dict[str, tuple[Row, ...]], statements: list[str]) -> LoopTree:
     """The loop tree of per-statement rows (`statements` in textual order)."""
     n = len(next(iter(rows.values())))
 
@@ -135,27 +133,3 @@ def _record_parents(node: LoopNode, parent: LoopNode | None, out: dict) -> None:
     out[node.key()] = parent
     for c in node.loops:
         _record_parents(c, node, out)
-
-
-def row_label(row: "Row", iterators: tuple[str, ...]) -> str:
-    """A readable name for a schedule row of one statement: i, -i, t+i, i_t (tile of i)."""
-    terms = []
-    for c, n in zip(row.coeffs, iterators):
-        if c == 0:
-            continue
-        if c == 1:
-            terms.append(f"+{n}")
-        elif c == -1:
-            terms.append(f"-{n}")
-        else:
-            terms.append(f"{c:+d}{n}")
-    text = "".join(terms).lstrip("+") or str(row.const)
-    if row.div != 1:
-        return f"{text}_t" if len(terms) == 1 and text.isidentifier() else f"({text})_t"
-    return text
-
-
-def loop_label(lowered: "Lowered", statements, row: int) -> str:
-    """A readable name for the loop at `row` over `statements` (its first statement's row)."""
-    st = first_statement(statements)
-    return row_label(lowered.rows[st][row], lowered.program.statement(st).iterators)

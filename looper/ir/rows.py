@@ -15,6 +15,7 @@ Statements are named `S0, S1, ...` in textual order by `ir.extract`; `statement_
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
 ROWS_PER_LEVEL = 2  # a loop row and the static row after it
@@ -125,3 +126,54 @@ class BandRef(NamedTuple):
 
     def __repr__(self) -> str:
         return repr(tuple(self))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One schedule dimension of one statement: floor((coeffs . iterators + const) / div), plus
+    the `extra` terms' values (each a Row: a wavefront over tile loops sums several floors)."""
+
+    coeffs: tuple[int, ...]
+    const: int = 0
+    div: int = 1
+    extra: tuple["Row", ...] = ()
+
+    @property
+    def is_constant(self) -> bool:
+        return not any(self.coeffs) and all(e.is_constant for e in self.extra)
+
+    def render(self, names: list[str]) -> str:
+        """isl text of the row over the iterator names `names`."""
+        return " + ".join([self._render_term(names)] + [e.render(names) for e in self.extra])
+
+    def _render_term(self, names: list[str]) -> str:
+        terms = []
+        for c, n in zip(self.coeffs, names):
+            if c == 1:
+                terms.append(n)
+            elif c == -1:
+                terms.append(f"-{n}")
+            elif c:
+                terms.append(f"{c}*{n}")
+        if self.const or not terms:
+            terms.append(str(self.const))
+        text = " + ".join(terms).replace("+ -", "- ")
+        return f"floor(({text})/{self.div})" if self.div != 1 else text
+
+
+def row_label(row: Row, iterators: tuple[str, ...]) -> str:
+    """A readable name for a schedule row of one statement: i, -i, t+i, i_t (tile of i)."""
+    terms = []
+    for c, n in zip(row.coeffs, iterators):
+        if c == 0:
+            continue
+        if c == 1:
+            terms.append(f"+{n}")
+        elif c == -1:
+            terms.append(f"-{n}")
+        else:
+            terms.append(f"{c:+d}{n}")
+    text = "".join(terms).lstrip("+") or str(row.const)
+    if row.div != 1:
+        return f"{text}_t" if len(terms) == 1 and text.isidentifier() else f"({text})_t"
+    return text

@@ -17,48 +17,15 @@ import islpy as isl
 from ..caching import memoized
 from .looptree import LoopTree, build_tree
 from .program import Program
-from .rows import n_rows
-
-
-@dataclass(frozen=True)
-class Row:
-    """One schedule dimension of one statement: floor((coeffs . iterators + const) / div), plus
-    the `extra` terms' values (each a Row: a wavefront over tile loops sums several floors)."""
-
-    coeffs: tuple[int, ...]
-    const: int = 0
-    div: int = 1
-    extra: tuple["Row", ...] = ()
-
-    @property
-    def is_constant(self) -> bool:
-        return not any(self.coeffs) and all(e.is_constant for e in self.extra)
-
-    def render(self, names: list[str]) -> str:
-        """isl text of the row over the iterator names `names`."""
-        return " + ".join([self._render_term(names)] + [e.render(names) for e in self.extra])
-
-    def _render_term(self, names: list[str]) -> str:
-        terms = []
-        for c, n in zip(self.coeffs, names):
-            if c == 1:
-                terms.append(n)
-            elif c == -1:
-                terms.append(f"-{n}")
-            elif c:
-                terms.append(f"{c}*{n}")
-        if self.const or not terms:
-            terms.append(str(self.const))
-        text = " + ".join(terms).replace("+ -", "- ")
-        return f"floor(({text})/{self.div})" if self.div != 1 else text
+from .rows import Row, first_statement, n_rows, row_label
 
 
 @dataclass(frozen=True)
 class Microkernel:
     """A register tile (`transforms.register_tiling`): statement `stmt`'s tile loops at rows `tile_i`,
     `tile_j`, its reduction loop at row `k` inside them, and its point loops at rows `i`, `j`
-    inside that (`mr` x `nr` instances per tile, `j` along vector lanes).  Code generation keeps
-    the tile's target elements in vector registers across the `k` loop."""
+    inside that (`mr` x `nr` instances per tile, `j` along vectors of `lanes` elements).  Code
+    generation keeps the tile's target elements in vector registers across the `k` loop."""
 
     stmt: str
     tile_i: int
@@ -68,6 +35,7 @@ class Microkernel:
     j: int
     mr: int
     nr: int
+    lanes: int
 
     def shifted(self, at: int, width: int) -> "Microkernel":
         """The same tile with every row at or after `at` moved down by `width` rows."""
@@ -202,3 +170,9 @@ def original(program: Program) -> Lowered:
         assert len(out) == n_rows(depth)
         rows[st.name] = tuple(out)
     return Lowered(program, rows)
+
+
+def loop_label(lowered: Lowered, statements, row: int) -> str:
+    """A readable name for the loop at `row` over `statements` (its first statement's row)."""
+    st = first_statement(statements)
+    return row_label(lowered.rows[st][row], lowered.program.statement(st).iterators)

@@ -6,7 +6,6 @@ interrupted build never leaves a broken binary in the cache.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import shutil
@@ -17,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LooperError
+from ..fileio import cache_dir
+from ..target.isa import DEFAULT_CFLAGS, compiler_id
 from .process import run_tool
 
-OPT_FLAGS = ("-O3", "-march=native", "-fopenmp")
+OPT_FLAGS = DEFAULT_CFLAGS  # what looper builds with unless told otherwise
 EXACT_FLAGS = ("-ffp-contract=off",)  # no FMA contraction: outputs comparable bit for bit
 # Arrays are static: beyond 2 GB of them the default code model's 32-bit offsets cannot reach
 # them and the link fails ("relocation truncated to fit").  Such programs are rebuilt with the
@@ -35,24 +36,6 @@ class CompileError(LooperError):
 
 class DataTooLarge(CompileError):
     """The link failed because the static arrays outgrow the default code model."""
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("LOOPER_CACHE_DIR")
-    if root:
-        return Path(root)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "looper"
-
-
-@functools.lru_cache(maxsize=8)
-def compiler_id(cc: str = "gcc") -> str:
-    """First line of `cc --version`: part of every cache key and measurement record."""
-    path = shutil.which(cc)
-    if path is None:
-        raise LooperError(f"compiler '{cc}' not found on PATH")
-    out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-    return (out.stdout.splitlines() or [cc])[0].strip()
 
 
 @dataclass(frozen=True)

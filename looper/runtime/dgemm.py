@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass
 
 from .ompenv import TUNED_ENV
+from ..target.host import cpu_flags
 
 _SCRIPT = """
 import json, sys, time
@@ -60,11 +61,7 @@ def _core_types() -> list[str | None]:
 
 
 def _has_avx512() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and " avx512f" in line for line in f)
-    except OSError:
-        return False
+    return "avx512f" in cpu_flags()
 
 
 def _one(threads: int, n: int, repeats: int, core: str | None, timeout: float) -> Dgemm:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .compile import cache_dir
+from ..fileio import cache_dir
 from .status import Status
 
 SCHEMA = """

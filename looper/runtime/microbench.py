@@ -74,6 +74,38 @@ def triad_bandwidth(threads: int, elements: int, seconds: float = 0.5) -> Bandwi
     return Bandwidth(threads, nbytes / best / 1e9, elements)
 
 
+@dataclass(frozen=True)
+class ForkCost:
+    """What `threads` threads cost a program, each a mean over fresh processes (a slow start in
+    some processes is part of what users pay): the first parallel region (the team created),
+    each later one, and a barrier."""
+
+    threads: int
+    first: float  # seconds
+    region: float
+    barrier: float
+    processes: int
+
+
+def fork_cost(threads: int, processes: int = 20, regions: int = 200, env: dict[str, str] | None = None) -> ForkCost:
+    """Measure OpenMP's costs in `processes` fresh processes, in the environment users run
+    programs in (`env`, default: this process's own, with OMP_NUM_THREADS set): unlike the
+    peaks, nothing is pinned or spun, since that is not what a user's program gets."""
+    path = compile_c(template("fork_cost.c"), OPT_FLAGS, defines=()).path
+    base = dict(os.environ if env is None else env, OMP_NUM_THREADS=str(threads))
+    rows = []
+    for _ in range(processes):
+        try:
+            r = subprocess.run([str(path), str(regions)], capture_output=True, text=True, timeout=60, env=base)
+        except subprocess.TimeoutExpired:
+            raise MicrobenchError("fork_cost: no result within 60 s") from None
+        if r.returncode != 0:
+            raise MicrobenchError(f"fork_cost failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+        rows.append(_numbers(r.stdout, 3))
+    mean = lambda k: sum(row[k] for row in rows) / len(rows)  # noqa: E731
+    return ForkCost(threads, mean(0), mean(1), mean(2), processes)
+
+
 def hot_loop(binary: Path, function: str = "chains") -> list[str]:
     """The instructions of `function` in `binary` (objdump -d): how a test checks that the
     FMA loop is vector FMAs on full-width registers and nothing else.  Empty without objdump."""

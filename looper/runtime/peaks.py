@@ -1,49 +1,25 @@
 """The machine's measured limits per thread count, and their cache.
 
 `looper machine` measures, for 1..N threads, the FMA peak (double and single), the triad
-bandwidth and numpy's DGEMM as a check on the peak, and caches each thread count's numbers.
-`looper bench` reads the cached numbers for its own thread count (measuring the peak and the
-bandwidth once when there are none) to report each kernel's fraction of peak and to draw the
-roofline without measuring again.  The cache is keyed by CPU model, compiler and thread count: a
-new compiler or another machine type measures afresh.
+bandwidth, numpy's DGEMM as a check on the peak, and what OpenMP's parallel regions cost a
+program in fresh processes, and keeps each thread count's numbers (`target.limits`): the target
+a search tunes for carries them.  `looper bench` reads them for its own thread count (measuring
+them once when there are none) to report each kernel's fraction of peak and to draw the
+roofline.
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
-from .caches import CacheLevel, cache_levels, last_level_bytes
-from .compile import cache_dir, compiler_id
+from ..target.caches import CacheLevel, cache_levels, last_level_bytes
+from ..target.host import cpu_id
+from ..target.isa import compiler_id
+from ..target.limits import Limits, load_limits, save_limits
 from .dgemm import numpy_dgemm
-from .machine import cpu_model
-from .microbench import fma_peak, triad_bandwidth
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What `threads` cores can do at most: GFLOP/s of FMAs, GB/s of triad, and numpy's DGEMM."""
-
-    threads: int
-    peak_double: float
-    peak_single: float
-    bandwidth: float
-    lanes_double: int = 0  # doubles per vector register of the microkernel (8: AVX-512)
-    dgemm: float | None = None
-    dgemm_core: str | None = None
-
-    def peak(self, precision: str | None) -> float:
-        """The peak that bounds a kernel of this precision (double for None)."""
-        return self.peak_single if precision == "single" else self.peak_double
-
-    @property
-    def peak_over_dgemm(self) -> float | None:
-        """The microkernel's double peak over numpy's DGEMM: a little above 1 when the peak is real."""
-        return self.peak_double / self.dgemm if self.dgemm else None
+from .microbench import fma_peak, fork_cost, triad_bandwidth
 
 
 @dataclass(frozen=True)
@@ -54,9 +30,10 @@ class Budget:
     dgemm_n: int = 4000
     dgemm_repeats: int = 3
     triad_elements: int | None = None  # None: four times the last-level cache per array
+    fork_processes: int = 20  # fresh processes that time OpenMP's first region, regions, barriers
 
 
-QUICK = Budget(seconds=0.02, dgemm_n=400, dgemm_repeats=1, triad_elements=1 << 20)
+QUICK = Budget(seconds=0.02, dgemm_n=400, dgemm_repeats=1, triad_elements=1 << 20, fork_processes=2)
 
 
 def triad_elements(levels: list[CacheLevel]) -> int:
@@ -73,8 +50,9 @@ def measure_limits(threads: int, budget: Budget = Budget(), dgemm: bool = True) 
     n = budget.triad_elements or triad_elements(cache_levels())
     bw = triad_bandwidth(threads, n, budget.seconds)
     ref = numpy_dgemm(threads, budget.dgemm_n, budget.dgemm_repeats) if dgemm else None
+    fork = fork_cost(threads, budget.fork_processes)
     return Limits(threads, d.gflops, s.gflops, bw.gbytes_per_s, d.lanes,
-                  ref.gflops if ref else None, ref.core if ref else None)
+                  ref.gflops if ref else None, ref.core if ref else None, fork.first, fork.region)
 
 
 @dataclass(frozen=True)
@@ -99,48 +77,16 @@ def measure_machine(threads: int, budget: Budget = Budget(), dgemm: bool = True,
     for t in range(1, threads + 1):
         log(f"measuring {t} thread{'s' if t > 1 else ''}")
         limits.append(measure_limits(t, budget, dgemm))
-    return MachineReport(cpu_model(), compiler_id("gcc"), tuple(cache_levels()), tuple(limits), time.time())
-
-
-# -- the cache ------------------------------------------------------------------------------------------------
-
-def cache_path(threads: int) -> Path:
-    """Where one thread count's limits are kept, for this CPU model and compiler."""
-    key = hashlib.sha256(f"{cpu_model()}\0{compiler_id('gcc')}".encode()).hexdigest()[:16]
-    return cache_dir() / "machine" / f"{key}-t{threads}.json"
-
-
-def save_limits(limits: Limits) -> Path:
-    """Cache one thread count's limits (atomically: a reader never sees half a file)."""
-    path = cache_path(limits.threads)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"cpu": cpu_model(), "compiler": compiler_id("gcc"), "measured": time.time(),
-              "limits": dataclasses.asdict(limits)}
-    partial = path.with_suffix(f".{time.time_ns()}.tmp")
-    partial.write_text(json.dumps(record, indent=1))
-    partial.replace(path)
-    return path
-
-
-def load_limits(threads: int) -> Limits | None:
-    """The cached limits for `threads` threads on this CPU with this compiler, if any."""
-    path = cache_path(threads)
-    try:
-        record = json.loads(path.read_text())
-        if record["cpu"] != cpu_model() or record["compiler"] != compiler_id("gcc"):
-            return None
-        return Limits(**record["limits"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    return MachineReport(cpu_id(), compiler_id("gcc"), tuple(cache_levels()), tuple(limits), time.time())
 
 
 def limits_for_bench(threads: int, log: Callable[[str], None] = lambda s: None) -> Limits:
     """The limits `looper bench` divides by: cached, or measured now (without DGEMM) and cached."""
-    cached = load_limits(threads)
+    cached = load_limits(threads, compiler_id("gcc"))
     if cached is not None:
         return cached
     log(f"measuring this machine's peak and bandwidth on {threads} threads (once; `looper machine` "
         "measures them with DGEMM as a check)")
     limits = measure_limits(threads, dgemm=False)
-    save_limits(limits)
+    save_limits(limits, compiler_id("gcc"))
     return limits

@@ -49,18 +49,19 @@ class Reference:
         return original(self.builder.program)
 
     def record(self, repeats: int, binary: Binary | None = None, timeout: float | None = None) -> list[float]:
-        """Run the original `repeats` + 1 times, saving its outputs; returns the timed runs' times
-        and records the run's cost outside the kernel in the time limits.  `binary`: one already
+        """Time the original `repeats` times per the runner's protocol, saving its outputs; returns
+        the times and records a process's cost outside the kernel in the time limits.  `binary`: one already
         built whose variant 0 is the original (saves a build)."""
         binary = binary or self.builder.build([self.original])
         t0 = time.perf_counter()
-        res = self.runner.run(binary.path, 0, repeats + 1, mode=f"save:{self.outputs}", timeout=timeout)
+        res = self.runner.samples(binary.path, 0, max(1, repeats), mode=f"save:{self.outputs}", timeout=timeout)
         wall = time.perf_counter() - t0
         if not res.ok:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
-        self.limits.overhead = max(self.limits.overhead or 0.0, wall - sum(res.times))
+        processes = max(1, len(res.times)) if self.runner.protocol.cold else 1
+        self.limits.overhead = max(self.limits.overhead or 0.0, (wall - sum(res.times)) / processes)
         self.has_outputs = True
-        return res.times[1:] or res.times
+        return res.times
 
     def same_without_fma(self, candidate: Lowered, timeout: float, threads: Sequence[int] = (),
                          contracted: Path | None = None) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .machine import load_average
+from ..target.host import load_average
 from .measurements import Measurement
 from .ompenv import DEFAULT_ENV, OmpEnv
 from .status import Status
@@ -42,22 +42,63 @@ class RunResult:
 
 def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: float | None = None,
                threads: int | None = None, extra_env: dict[str, str] | None = None,
-               mode: str = "-", cutoff: float = 0.0, omp_env: OmpEnv = DEFAULT_ENV) -> RunResult:
-    """Run `path VARIANT REPEATS MODE CUTOFF` in `omp_env` (the user's environment plus its
-    settings; `runtime.ompenv`); parse one time per repeat."""
+               mode: str = "-", cutoff: float = 0.0, omp_env: OmpEnv = DEFAULT_ENV, cold: bool = False) -> RunResult:
+    """Run `path VARIANT REPEATS MODE CUTOFF [cold]` in `omp_env` (the user's environment plus its
+    settings; `runtime.ompenv`); parse one time per repeat.  `cold`: the first run creates the
+    OpenMP team inside its timed region, as a program that calls its kernel once does."""
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     env = omp_env.apply(env)
     env.update(extra_env or {})
     try:
-        res = subprocess.run([str(path), str(variant), str(repeats), mode, repr(cutoff)],
+        res = subprocess.run([str(path), str(variant), str(repeats), mode, repr(cutoff)] + (["cold"] if cold else []),
                              capture_output=True, text=True,
                              timeout=timeout, env=env, check=False)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
         return RunResult(-9, _times(out), out, "", timed_out=True)
     return RunResult(res.returncode, _times(res.stdout), res.stdout, res.stderr)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How a program's time is taken.
+
+    `as-run` is how a user's program runs: a fresh process per sample, one timed call that
+    creates the OpenMP team inside it, in the shell's OpenMP environment; samples are summarized
+    by their mean, which counts the slow runs a user pays for (on a 2-vCPU VM a parallel program
+    can be fast in half its fresh runs and 3-5x slower in the rest, which a median hides).
+    Enough samples to see that: `judge_runs` for a program under a second when an answer is
+    judged against the original (fewer for long ones), `rank_runs` when a search only ranks
+    candidates (its finalists are judged again).
+
+    `warm` is how looper timed before: in one process, a warm-up call, then repeats with the team
+    already running, summarized by the median (the training data was taken so)."""
+
+    name: str = "as-run"
+    judge_runs: int = 8
+    rank_runs: int = 3
+    long_seconds: float = 1.0  # a run this long or longer needs fewer samples to average its noise
+
+    @property
+    def cold(self) -> bool:
+        return self.name == "as-run"
+
+    def summary(self, times: Sequence[float]) -> float:
+        """The one number that stands for `times`: their mean as run, their median warm."""
+        return statistics.fmean(times) if self.cold else statistics.median(times)
+
+    def runs(self, seconds: float | None, judging: bool = True) -> int:
+        """Samples to take of a program of about `seconds` a run."""
+        n = self.judge_runs if judging else self.rank_runs
+        if seconds is not None and seconds >= self.long_seconds:
+            n = max(3, n // 2) if seconds < 5 * self.long_seconds else 3
+        return n
+
+
+AS_RUN = Protocol("as-run")
+WARM = Protocol("warm", judge_runs=3, rank_runs=3)
 
 
 @dataclass
@@ -70,6 +111,10 @@ class Interleaved:
     @property
     def ok(self) -> bool:
         return self.failure is None and bool(self.times)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.times)
 
 
 # with per_process=None, a pair's timed runs per process after its first round: enough for this
@@ -124,27 +169,75 @@ def time_interleaved(runs: Sequence[tuple], rounds: int, threads: int | None = N
     return out
 
 
+def time_as_run(runs: Sequence[tuple], rounds: int, threads: int | None = None,
+                timeout: float | Limit | None = None, omp_env: OmpEnv = DEFAULT_ENV) -> list[Interleaved]:
+    """Time several (binary, variant[, OmpEnv]) runs as users run them (`AS_RUN`): each round runs
+    every pair once, in alternating order, each run a fresh process whose one call is timed cold.
+    One time per round and pair; a pair whose run fails or times out keeps that run and sits out
+    the later rounds.  Interleaving shares this machine's drift among the pairs."""
+    out = [Interleaved() for _ in runs]
+    for r in range(rounds):
+        order = list(range(len(runs)))
+        for k in (order if r % 2 == 0 else order[::-1]):
+            if out[k].failure is not None:
+                continue
+            limit = timeout(k, 1, out) if callable(timeout) else timeout
+            path, variant, *env = runs[k]
+            res = run_binary(path, variant, 1, timeout=limit, threads=threads,
+                             omp_env=env[0] if env else omp_env, cold=True)
+            if not res.ok or not res.times:
+                out[k].failure, out[k].limit = res, limit
+                continue
+            out[k].times.append(res.times[0])
+    return out
+
+
 @dataclass
 class Runner:
     """Runs built variants and says what became of each run (`Measurement`).  Every timed run
-    holds `timing_lock` (datagen's workers share one machine: one timing at a time)."""
+    holds `timing_lock` (datagen's workers share one machine: one timing at a time).  Runs are
+    timed per `protocol` (`AS_RUN`: fresh processes, cold calls)."""
 
     threads: int | None = None
     timing_lock: Callable = contextlib.nullcontext
     omp_env: OmpEnv = DEFAULT_ENV
+    protocol: Protocol = AS_RUN
 
     def run(self, binary: Path, variant: int, repeats: int, mode: str = "-", timeout: float | None = None,
-            cutoff: float = 0.0) -> RunResult:
+            cutoff: float = 0.0, cold: bool = False) -> RunResult:
         """`repeats` runs of one variant in one process (no interpretation)."""
         with self.timing_lock():
             return run_binary(binary, variant, repeats, timeout=timeout, threads=self.threads,
-                              mode=mode, cutoff=cutoff, omp_env=self.omp_env)
+                              mode=mode, cutoff=cutoff, omp_env=self.omp_env, cold=cold)
+
+    def samples(self, binary: Path, variant: int, repeats: int, mode: str = "-", timeout: float | None = None,
+                cutoff: float = 0.0) -> RunResult:
+        """`repeats` timed samples of one variant per the protocol, the first run checking (or
+        saving) outputs per `mode`: as run, `repeats` fresh processes of one cold call each (the
+        first checks; a first run over `cutoff` ends it); warm, one process of a checked warm-up
+        and `repeats` timed runs.  The result's times are the samples (the warm-up left out)."""
+        if not self.protocol.cold:
+            res = self.run(binary, variant, repeats + 1, mode, timeout, cutoff)
+            res.times = res.times[1:] if len(res.times) > 1 else res.times
+            return res
+        first = self.run(binary, variant, 1, mode, timeout, cutoff, cold=True)
+        if not first.ok or status_line(first.stdout, "CUTOFF") is not None:
+            return first
+        times = list(first.times)
+        for _ in range(repeats - 1):
+            more = self.run(binary, variant, 1, "-", timeout, cold=True)
+            if not more.ok or not more.times:
+                more.times = times + more.times
+                return more
+            times += more.times
+        first.times = times
+        return first
 
     def measure(self, binary: Path, variant: int, mode: str, cutoff: float, timeout: float,
                 repeats: int) -> Measurement:
-        """One warm-up run that also checks (or saves) outputs per `mode`, then `repeats` timed
-        runs; the first run alone when it is slower than `cutoff`."""
-        res = self.run(binary, variant, repeats + 1, mode, timeout, cutoff)
+        """`repeats` samples (`samples`), the first run checking (or saving) outputs per `mode`;
+        the first run alone when it is slower than `cutoff`."""
+        res = self.samples(binary, variant, repeats, mode, timeout, cutoff)
         load = load_average()
         if res.timed_out:
             return Measurement(Status.TIMEOUT, res.times, timeout, f"no result within {timeout:.1f} s", load)
@@ -155,12 +248,15 @@ class Runner:
             return Measurement(Status.CRASH, res.times, cutoff, res.describe_failure(), load)
         if status_line(res.stdout, "CUTOFF") is not None:
             return Measurement(Status.SLOW, res.times[:1], cutoff, f"first run slower than {cutoff:.3g} s", load)
-        return Measurement(Status.OK, res.times[1:] or res.times, cutoff, "", load)
+        return Measurement(Status.OK, res.times, cutoff, "", load)
 
     def interleaved(self, runs: Sequence[tuple[Path | str, int]], rounds: int, timeout=None,
                     per_process: int | None = 1) -> list[Interleaved]:
-        """`time_interleaved` under the timing lock."""
+        """Interleaved rounds under the timing lock, per the protocol (`time_as_run`, or
+        `time_interleaved` with `per_process` warm runs)."""
         with self.timing_lock():
+            if self.protocol.cold:
+                return time_as_run(runs, rounds, threads=self.threads, timeout=timeout, omp_env=self.omp_env)
             return time_interleaved(runs, rounds, threads=self.threads, timeout=timeout, per_process=per_process,
                                     omp_env=self.omp_env)
 

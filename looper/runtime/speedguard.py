@@ -3,17 +3,16 @@
 Why: a cost model is sometimes wrong by more than its margin (on programs outside PolyBench, a
 two-nest stencil's answer ran at 0.49x), and the model evaluator measures nothing.  When one run
 of the original at the requested size is short (`GUARD_SECONDS`), timing both costs little: the
-answer and the original run interleaved for a few rounds (this machine's speed drifts for minutes,
-and only interleaved ratios hold; `runtime.run.time_interleaved`), in the user's OpenMP
-environment, with the user's compiler and flags.  A longer original is not timed (the probe says
-so; `--evaluator hybrid` measures the model's best candidates at any size).
+answer and the original run as users run them, interleaved, each run a fresh process timing one
+cold call (`runtime.run.time_as_run`), in the user's OpenMP environment, with the user's compiler
+and flags, and are judged by their means (`runtime.judge`).  A longer original is not timed (the
+probe says so; the hybrid search measures its candidates at any size).
 
 Every run has a time limit: the probe `PROBE_LIMIT`, the timed runs `TimeLimits.process` of the
 original's time (an answer more than a few times slower is cut off: slower, whatever its time).
 """
 from __future__ import annotations
 
-import statistics
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,12 +24,12 @@ from .builder import ProgramBuilder
 from .compile import Binary, CompileError, compile_split
 from .limits import TimeLimits
 from .ompenv import DEFAULT_ENV, OmpEnv
-from .run import run_binary, runs_per_process, time_interleaved
+from .judge import Judgement
+from .run import AS_RUN, Protocol, run_binary, time_as_run
 from .verify import Toolchain
 
 GUARD_SECONDS = 1.0  # the original's kernel time (one run) under which answers are timed
 PROBE_LIMIT = 20.0  # seconds for the probe: one process running the original once
-ROUNDS = 3
 
 
 @dataclass
@@ -38,40 +37,42 @@ class GuardResult:
     """One answer timed against the original (or why it was not)."""
 
     timed: bool
-    speedup: float | None = None  # ratio of medians; None: the answer's runs failed or timed out
-    original: float | None = None  # median kernel seconds
-    answer: float | None = None
-    rounds: int = 0
+    judgement: Judgement | None = None  # None: not timed, or the answer's runs failed
     detail: str = ""
 
     @property
+    def speedup(self) -> float | None:
+        return self.judgement.speedup if self.judgement is not None else None
+
+    @property
     def slower(self) -> bool:
-        """Whether the answer must not be written: slower than the original (or cut off)."""
-        return self.timed and (self.speedup is None or self.speedup < 1.0)
+        """Whether the answer must not be written: not faster as users run it (or cut off)."""
+        return self.timed and (self.judgement is None or not self.judgement.faster)
 
     def describe(self) -> str:
         if not self.timed:
             return self.detail
-        if self.speedup is None:
+        if self.judgement is None:
             return f"the answer did not finish in time ({self.detail})"
-        return (f"{self.speedup:.2f}x the original (median of {self.rounds} interleaved rounds: "
-                f"{self.answer:.6f} s against {self.original:.6f} s)")
+        return self.judgement.why_not() or self.judgement.describe()
 
     def to_json(self) -> dict:
-        return {"timed": self.timed, "speedup": self.speedup, "original_seconds": self.original,
-                "answer_seconds": self.answer, "rounds": self.rounds, "detail": self.detail}
+        return {"timed": self.timed, "speedup": self.speedup, "detail": self.detail,
+                **(self.judgement.to_json() if self.judgement is not None else {})}
 
 
 class SpeedGuard:
     """Times answers of one program at the requested size against its original."""
 
     def __init__(self, program: Program, toolchain: Toolchain, threads: int | None,
-                 omp_env: OmpEnv = DEFAULT_ENV, rounds: int = ROUNDS, guard_seconds: float = GUARD_SECONDS):
+                 omp_env: OmpEnv = DEFAULT_ENV, rounds: int | None = None, guard_seconds: float = GUARD_SECONDS,
+                 protocol: Protocol = AS_RUN):
         self.program = program
         self.builder = ProgramBuilder(program, toolchain.cflags, cc=toolchain.cc)
         self.threads = threads
         self.omp_env = omp_env
-        self.rounds = rounds
+        self.rounds = rounds  # None: as many as the protocol judges by
+        self.protocol = protocol
         self.guard_seconds = guard_seconds
         self.limits = TimeLimits()
         self.baseline: float | None = None  # the probe's kernel time
@@ -100,7 +101,7 @@ class SpeedGuard:
     def time(self, lowered: Lowered) -> GuardResult:
         """`lowered` and the original timed interleaved (after a probe of the original, once)."""
         if ProgramBuilder.code(lowered) == ProgramBuilder.code(original(self.program)):
-            return GuardResult(True, 1.0, detail="the answer prints the original's code")
+            return GuardResult(False, detail="not timed: the answer prints the original's code")
         try:
             binary = self._binary(lowered)
         except CompileError as e:
@@ -109,23 +110,21 @@ class SpeedGuard:
             self._probe(binary.path)
         if self.skipped is not None:
             return GuardResult(False, detail=self.skipped)
-        per_process = runs_per_process(self.baseline)
-        limit = self.limits.process(1 + per_process, self.baseline)
-        timed = time_interleaved([(binary.path, 0), (binary.path, 1)], self.rounds, threads=self.threads,
-                                 timeout=limit, per_process=per_process, omp_env=self.omp_env)
+        rounds = self.rounds or self.protocol.runs(self.baseline, judging=True)
+        limit = self.limits.process(2, self.baseline)
+        timed = time_as_run([(binary.path, 0), (binary.path, 1)], rounds, threads=self.threads,
+                            timeout=limit, omp_env=self.omp_env)
         if not timed[0].ok:
             return GuardResult(False, detail=f"the original's timed run failed "
                                              f"({timed[0].failure.describe_failure()}): not compared")
-        base = statistics.median(timed[0].times)
         if not timed[1].ok:
-            return GuardResult(True, None, base, None, self.rounds, f"over {limit:.1f} s a process")
-        mine = statistics.median(timed[1].times)
-        return GuardResult(True, base / mine, base, mine, self.rounds)
+            return GuardResult(True, None, f"over {limit:.1f} s a process")
+        return GuardResult(True, Judgement(tuple(timed[0].times), tuple(timed[1].times)))
 
     def _probe(self, binary) -> None:
         """One run of the original: its time decides whether answers are timed at all."""
         t0 = time.perf_counter()
-        res = run_binary(binary, 0, 1, timeout=PROBE_LIMIT, threads=self.threads, omp_env=self.omp_env)
+        res = run_binary(binary, 0, 1, timeout=PROBE_LIMIT, threads=self.threads, omp_env=self.omp_env, cold=True)
         wall = time.perf_counter() - t0
         if res.timed_out:
             self.skipped = f"not timed: one run of the original takes over {PROBE_LIMIT:.0f} s"

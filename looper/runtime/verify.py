@@ -20,7 +20,6 @@ from yet), each candidate run `TimeLimits.process` of the original's time.
 """
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import tempfile
@@ -37,6 +36,7 @@ from .limits import TimeLimits
 from .ompenv import DEFAULT_ENV, OmpEnv
 from .reference import Reference
 from .run import RunResult, Runner, run_binary
+from ..target.host import cores
 
 FIRST_RUN_LIMIT = 600.0  # seconds for the original's own run at the verification size
 RUNTIME_SCHEDULES = ("static,1", "dynamic,3", "guided")  # OMP_SCHEDULE for schedule(runtime) loops
@@ -176,7 +176,7 @@ def run_environment(threads: int) -> dict[str, str]:
     """What a verification run adds to the user's environment.  More threads than cores (4 on
     this 2-core machine) with threads spinning while they wait, bound one per core, can crawl
     for seconds at every barrier; such runs check outputs, not speed, so their threads sleep."""
-    if threads <= (os.cpu_count() or 1):
+    if threads <= cores():
         return {}
     return {"OMP_WAIT_POLICY": "passive", "OMP_PROC_BIND": "false"}
 

@@ -15,80 +15,20 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Callable
 
 from ..ir.program import Program
 from ..poly.deps import Dependences
 from ..poly.legality import check_step
 from ..runtime.builder import ProgramBuilder
 from ..runtime.status import Status
+from ..target import Target
 from ..transforms.parallel import ParallelRegion, forks_more_than_once
 from ..transforms.schedule import Schedule
 from .candidates import generate
+from .scoring import Evaluator, Explored, Score, SearchResult
 from .policy import SearchPolicy
 from .simplify import drop_idle_enablers
-
-
-@dataclass
-class Score:
-    """An evaluator's verdict on one schedule: a speedup over the original, or why there is none."""
-
-    speedup: float | None
-    status: Status = Status.OK
-    detail: str = ""
-    times: list[float] = field(default_factory=list)
-    predicted: float | None = None
-
-    def __post_init__(self):
-        self.status = Status(self.status)
-
-    @property
-    def ok(self) -> bool:
-        return self.speedup is not None
-
-
-class Evaluator(Protocol):
-    """Scores schedules of one program: speedups over its original (which scores 1)."""
-
-    name: str
-
-    def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
-        ...
-
-
-@dataclass
-class Explored:
-    """One candidate the search visited: its score, or why isl rejected it."""
-
-    schedule: Schedule
-    description: str
-    level: str
-    score: Score | None = None
-    rejected: str | None = None  # why isl said no
-
-
-@dataclass
-class SearchResult:
-    """The answer, its score, and everything the search visited on the way."""
-
-    best: Schedule
-    best_score: Score
-    explored: list[Explored]
-    seconds: float
-    machinery_seconds: float  # legality + lowering + candidate generation (no evaluator)
-    levels: list[str]
-
-    @property
-    def evaluated(self) -> list[Explored]:
-        return [e for e in self.explored if e.score is not None]
-
-    @property
-    def rejected(self) -> list[Explored]:
-        return [e for e in self.explored if e.rejected is not None]
-
-    @property
-    def failed(self) -> list[Explored]:
-        return [e for e in self.explored if e.score is not None and not e.score.ok]
 
 
 Scored = tuple[Schedule, Score]
@@ -163,12 +103,14 @@ def expand(state: BeamState, level: str, depth: int, deps: Dependences
     fresh: list[Explored] = []
     children: dict[str, list[Explored]] = {}
     for parent, _ in state.beam + state.lanes:
-        for steps in sample(state.policy, generate(level, parent, deps, state.policy.grown, state.policy.threads), depth, parent):
+        for steps in sample(state.policy, generate(level, parent, deps, state.policy.target, state.policy.grown), depth, parent):
             key = repr(parent.steps + steps)
             if key in state.seen_keys:
                 continue
             state.seen_keys.add(key)
             entry = check(parent, steps, deps, level, state.policy.explain)
+            if entry.rejected is None and state.policy.sequential and entry.schedule.lowered.parallel:
+                entry.rejected = state.policy.sequential
             state.explored.append(entry)
             if entry.rejected is None:
                 fresh.append(entry)
@@ -347,6 +289,8 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
     """Search `program`'s transformation sequences level by level with `evaluator`'s scores
     (see the module docstring); `progress(level, depth, candidates to score)` at each level."""
     policy = policy or SearchPolicy()
+    if policy.target is None:
+        policy = policy.with_(target=Target.detect())
     state = BeamState.begin(program, evaluator, policy)
     levels = policy.levels
     for depth, level in enumerate(levels):

@@ -7,6 +7,7 @@ candidates (`transforms.registry`); the isl legality check (`poly.legality.check
 from __future__ import annotations
 
 from ..poly.deps import Dependences
+from ..target import Target
 from ..transforms import TRANSFORMS, Candidate, RegisterTile
 from ..transforms.schedule import Schedule
 
@@ -25,14 +26,14 @@ def level_plan(max_fusion: int = 2, max_affine: int = 4, grown: bool = False) ->
 AHEAD = {"tile": ("pack", "register")}
 
 
-def generate(level: str, schedule: Schedule, deps: Dependences, grown: bool = False,
-             threads: int | None = None) -> list[Candidate]:
-    """Every distinct candidate of `level` for `schedule`: one step or a short sequence each
-    (`grown`: also what the grown search space adds, e.g. rectangular tiles, and the register
-    tiles offered ahead of their level, `AHEAD`)."""
-    found = TRANSFORMS.generate(level, schedule.lowered, deps, grown, threads)
+def generate(level: str, schedule: Schedule, deps: Dependences, target: Target,
+             grown: bool = False) -> list[Candidate]:
+    """Every distinct candidate of `level` for `schedule` on `target`: one step or a short
+    sequence each (`grown`: also what the grown search space adds, e.g. rectangular tiles, and
+    the register tiles offered ahead of their level, `AHEAD`)."""
+    found = TRANSFORMS.generate(level, schedule.lowered, deps, target, grown)
     if grown:
         for later in AHEAD.get(level, ()):
-            found += [c for c in TRANSFORMS.generate(later, schedule.lowered, deps, grown, threads)
+            found += [c for c in TRANSFORMS.generate(later, schedule.lowered, deps, target, grown)
                       if isinstance(c[-1], RegisterTile)]
     return found

@@ -4,19 +4,18 @@ The beam scores each candidate by a few runs taken when its level ran; the best 
 such scores is partly the luckiest (the winner's curse), and this machine's speed drifts for
 minutes.  LARGE gramschmidt: the search's answer measured 0.131 s once and 0.27-0.28 s in every
 later run, while the runner-up ran 0.13 s every time.  So the measuring search ends like the
-hybrid one: its K best distinct schedules are timed again with the original, interleaved over
-a few rounds, and the best median wins.
+hybrid one: its K best distinct schedules are timed again with the original, interleaved, as
+users run them (fresh processes, enough of them to see a slow mode), and the best mean wins.
 """
 from __future__ import annotations
 
 from ..ir.program import Program
 from ..runtime.status import Status
 from ..transforms.schedule import Schedule
-from .beam import Score, SearchResult
+from .scoring import Score, SearchResult
 from .evaluators import ExecutionEvaluator
 from .policy import CONFIRM_TOP
 
-CONFIRM_ROUNDS = 3
 
 
 def finalists(result: SearchResult, k: int) -> list[Schedule]:
@@ -38,17 +37,19 @@ def finalists(result: SearchResult, k: int) -> list[Schedule]:
 
 
 def confirm(program: Program, result: SearchResult, evaluator: ExecutionEvaluator,
-            k: int = CONFIRM_TOP, rounds: int = CONFIRM_ROUNDS) -> SearchResult:
+            k: int = CONFIRM_TOP, rounds: int | None = None) -> SearchResult:
     """`result` with its answer replaced by whichever of its k best schedules (or the original)
-    has the best median when all are timed together; the others' scores are left as they were."""
+    is fastest when all are timed together (`rounds`: None, as many as the evaluator's protocol
+    judges by); the others' scores are left as they were."""
     cands = finalists(result, k)
-    if len(cands) < 2 or rounds <= 0:
+    if len(cands) < 2 or rounds == 0:
         return result
-    _, timed = evaluator.time_together(program, cands, rounds)
+    original, timed = evaluator.time_together(program, cands, rounds)
+    n = len(original or ())
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original")
     for s, (speedup, times) in zip(cands, timed):
         if speedup and speedup > best_sc.speedup:
             best_s = s
             best_sc = Score(speedup, Status.OK, f"confirmed: timed with {len(cands) - 1} runners-up and the "
-                            f"original, interleaved over {rounds} rounds", times)
+                            f"original, interleaved over {n} rounds", times)
     return SearchResult(best_s, best_sc, result.explored, result.seconds, result.machinery_seconds, result.levels)

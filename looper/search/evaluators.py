@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import statistics
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
@@ -21,16 +20,17 @@ from typing import Callable, Sequence
 from ..codegen.harness import HARNESS_VERSION
 from ..ir.program import Program
 from ..runtime.builder import ProgramBuilder
-from ..runtime.compile import OPT_FLAGS, CompileError, compiler_id
+from ..runtime.compile import OPT_FLAGS, CompileError
+from ..target.isa import compiler_id
 from ..runtime.limits import TimeLimits
-from ..runtime.machine import cpu_model, default_threads, load_average
+from ..target.host import cpu_model, default_threads, load_average
 from ..runtime.measurements import Measurement, MeasurementStore, measurement_key
 from ..runtime.ompenv import DEFAULT_ENV, TUNED_ENV, OmpEnv
 from ..runtime.reference import Reference
-from ..runtime.run import Runner, runs_per_process
+from ..runtime.run import AS_RUN, Protocol, Runner, runs_per_process
 from ..runtime.status import Status
 from ..transforms.schedule import Schedule
-from .beam import Score
+from .scoring import Score
 
 
 def speedup_over(baseline: float | None, seconds: float | None) -> float | None:
@@ -48,13 +48,14 @@ class ExecutionEvaluator:
                  memoize: bool = True, batch_size: int = 8, slow_factor: float = 2.0,
                  timeout_factor: float = 4.0, min_timeout: float = 5.0,
                  progress: Callable[[int, int], None] | None = None, timing_lock=None,
-                 memo_only: bool = False, omp_env: OmpEnv = DEFAULT_ENV):
+                 memo_only: bool = False, omp_env: OmpEnv = DEFAULT_ENV, protocol: Protocol = AS_RUN):
         self.program = program
         self.repeats = repeats
         self.threads = threads or default_threads()
         self.builder = ProgramBuilder(program, tuple(flags))
         self.omp_env = omp_env  # what every run adds to the user's environment (runtime.ompenv)
-        self.runner = Runner(self.threads, timing_lock or contextlib.nullcontext, omp_env)
+        self.protocol = protocol  # how runs are timed (`runtime.run.Protocol`: as users run them)
+        self.runner = Runner(self.threads, timing_lock or contextlib.nullcontext, omp_env, protocol)
         self.limits = TimeLimits(slow_factor, timeout_factor, min_timeout)
         self.workdir = Path(tempfile.mkdtemp(prefix="looper-eval-"))
         self.reference = Reference(self.builder, self.runner, self.limits, self.workdir)
@@ -93,6 +94,8 @@ class ExecutionEvaluator:
                  " ".join(self.flags), cpu_model(), str(self.threads), str(repeats), f"harness{HARNESS_VERSION}"]
         if self.omp_env != TUNED_ENV:  # every memo entry before environments were a choice was tuned
             parts.append(f"env:{self.omp_env.assignments()}")
+        if self.protocol.cold:
+            parts.append("as-run")
         return measurement_key(*parts)
 
     def _record(self, key: str, m: Measurement, schedule: Schedule, store: MeasurementStore | None) -> None:
@@ -104,7 +107,7 @@ class ExecutionEvaluator:
     # -- the original -------------------------------------------------------------------------------
     def _set_baseline(self, times: list[float]) -> None:
         self.baseline_times = list(times)
-        self.baseline = statistics.median(times)
+        self.baseline = self.protocol.summary(times)
         self.limits.best = self.limits.best or self.baseline
 
     def _ensure_baseline(self, need_reference: bool, repeats: int, store: MeasurementStore | None) -> None:
@@ -123,10 +126,16 @@ class ExecutionEvaluator:
             self._set_baseline(times)
             self._record(key, Measurement(Status.OK, times, 0.0, "baseline", load_average()), root, store)
 
+    def original_seconds(self) -> float:
+        """The original's kernel time as the protocol summarizes it (measured once, or from the memo)."""
+        self._ensure_baseline(False, self.repeats, self.store)
+        assert self.baseline is not None
+        return self.baseline
+
     # -- scores ------------------------------------------------------------------------------------
     def _score(self, m: Measurement) -> Score:
         if m.status.timed and m.times:
-            t = statistics.median(m.times)
+            t = self.protocol.summary(m.times)
             if m.status == Status.OK:
                 self.limits.saw(t)
             return Score(speedup_over(self.baseline, t), m.status, m.detail, list(m.times))
@@ -213,12 +222,13 @@ class ExecutionEvaluator:
                     "outputs differ by FMA rounding only (equal with -ffp-contract=off)", m.detail)))
         return m
 
-    def time_together(self, program: Program, schedules: Sequence[Schedule], rounds: int
+    def time_together(self, program: Program, schedules: Sequence[Schedule], rounds: int | None = None
                       ) -> tuple[list[float] | None, list[tuple[float | None, list[float] | None]]]:
-        """Already-checked schedules timed with the original, interleaved
-        (`runtime.run.time_interleaved`: this machine's speed drifts for minutes, and ratios of
-        runs taken apart drift with it).  Returns the original's `rounds` times and, per schedule,
-        its speedup (ratio of medians) and times; None where a run failed.  Nothing is memoized.
+        """Already-checked schedules timed with the original, interleaved in `rounds` rounds
+        (None: as many as the protocol judges by; `runtime.run.time_as_run`: this machine's speed
+        drifts for minutes, and ratios of runs taken apart drift with it).  Returns the
+        original's times and, per schedule, its speedup (ratio of the protocol's summaries: means
+        as run) and times; None where a run failed.  Nothing is memoized.
 
         Schedules that print the same C (the original among them) are built and timed once and
         share those times: two copies of one function at different addresses time differently
@@ -231,22 +241,25 @@ class ExecutionEvaluator:
         distinct = [lowered[which.index(v)] for v in range(len(variant_of))]
         binary = self.builder.build(distinct)
         base = self.baseline or 1.0
-        per_process = runs_per_process(base)
+        rounds = rounds if rounds is not None else self.protocol.runs(base, judging=True)
+        per_process = 1 if self.protocol.cold else runs_per_process(base)
         limit = self.limits.process(1 + per_process, base)
         timed = self.runner.interleaved([(binary.path, k) for k in range(len(distinct))], rounds,
                                         timeout=limit, per_process=per_process)
         times = [timed[v].times if timed[v].ok else None for v in which]
-        original = statistics.median(times[0]) if times[0] else None
-        return times[0], [(speedup_over(original, statistics.median(t) if t else None), t) for t in times[1:]]
+        summary = self.protocol.summary
+        original = summary(times[0]) if times[0] else None
+        return times[0], [(speedup_over(original, summary(t) if t else None), t) for t in times[1:]]
 
-
-    def compare_environments(self, program: Program, schedule: Schedule, envs: Sequence[OmpEnv], rounds: int
-                             ) -> dict[OmpEnv, tuple[list[float], list[float]]]:
+    def compare_environments(self, program: Program, schedule: Schedule, envs: Sequence[OmpEnv],
+                             rounds: int | None = None) -> dict[OmpEnv, tuple[list[float], list[float]]]:
         """The original's and `schedule`'s times in each environment, all runs interleaved in
-        one set of rounds (so that ratios across environments share this machine's drift)."""
+        one set of rounds (so that ratios across environments share this machine's drift;
+        `rounds`: None, as many as the protocol judges by)."""
         binary = self.builder.build([Schedule(program).lowered, schedule.lowered])
         base = self.baseline or 1.0
-        per_process = runs_per_process(base)
+        rounds = rounds if rounds is not None else self.protocol.runs(base, judging=True)
+        per_process = 1 if self.protocol.cold else runs_per_process(base)
         runs = [(binary.path, v, env) for env in envs for v in (0, 1)]
         timed = self.runner.interleaved(runs, rounds, timeout=self.limits.process(1 + per_process, 4 * base),
                                         per_process=per_process)

@@ -19,7 +19,7 @@ from typing import Iterator, Sequence
 from ..poly.deps import Dependences
 from ..runtime.status import Status
 from ..transforms.schedule import Schedule
-from .beam import Score, SearchResult
+from .scoring import Score, SearchResult
 from .hybrid import Verified, with_region
 from .policy import SearchPolicy
 from .simplify import drop_idle_enablers

@@ -8,7 +8,7 @@ from ..poly.deps import Dependences
 from ..runtime.status import Status
 from ..transforms.parallel import ParallelRegion, forks_more_than_once
 from ..transforms.schedule import Schedule
-from .beam import Score, SearchResult
+from .scoring import Score, SearchResult
 from .evaluators import ExecutionEvaluator
 from .policy import PREDICTED_MIN_ANSWER_GAIN
 from .simplify import drop_idle_enablers
@@ -79,7 +79,7 @@ def with_region(s: Schedule) -> Schedule:
 
 
 def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
-               deps: Dependences | None = None, rounds: int = 3, regions: bool = True
+               deps: Dependences | None = None, rounds: int | None = None, regions: bool = True
                ) -> tuple[SearchResult, list[Verified]]:
     """Measure the model's k best candidates (without idle reversals and skews when given `deps`);
     the fastest (or the original) wins.  The evaluator checks each candidate's outputs (one run);
@@ -92,7 +92,7 @@ def verify_top(program: Program, result: SearchResult, k: int, evaluator: Execut
     scores = evaluator.check(program, [Schedule(program)] + [s for s, _ in cands])
     verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
     good = [v for v in verified if v.measured.status.timed]
-    if good and rounds > 0:
+    if good and rounds != 0:
         _, timed = evaluator.time_together(program, [v.schedule for v in good], rounds)
         for v, (speedup, t) in zip(good, timed):
             if speedup:

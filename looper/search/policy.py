@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from .candidates import level_plan
 
 if TYPE_CHECKING:
-    from .beam import Evaluator
+    from ..target import Target
+    from .scoring import Evaluator
 
 DEFAULT_MAX_AFFINE = 4  # affine levels of a measurement-guided search (a model's own depth otherwise)
 # A child must be 2% faster than its parent to replace it when both are measured: timing noise.
@@ -74,12 +75,15 @@ class SearchPolicy:
     # (it changes no loop), and waking sleeping threads per loop is what made answers slower
     # than the original when run without looper's timing environment
     regions: bool = False
-    # the threads the answer runs on (None: the machine's default): candidates that depend on it
-    # (tile sizes that split a parallel loop evenly) are made for this many
-    threads: int | None = None
+    # the machine the answer is for (None: this one, as `Target.detect` finds it): cache tiles,
+    # register tiles and tiles that split a parallel loop evenly among its threads follow it
+    target: "Target | None" = None
     # a measuring search's answer and its runners-up timed again together (`search.confirm`):
     # how many (0: the best single score is the answer)
     confirm_top: int = 0
+    # why this kernel gets no parallel candidates (`search.restraint`: too short for a thread
+    # team to pay); None: threads allowed
+    sequential: str | None = None
 
     @property
     def levels(self) -> list[str]:
@@ -96,10 +100,15 @@ def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> S
     if evaluator == "measure":
         base = SearchPolicy(max_affine=DEFAULT_MAX_AFFINE, min_gain=MEASURED_MIN_GAIN, grown=True,
                             confirm_top=CONFIRM_TOP)
-    elif evaluator in ("model", "hybrid"):
+    elif evaluator == "model":
         depth = (model_meta or {}).get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE)
         base = SearchPolicy(max_affine=int(depth), min_answer_gain=PREDICTED_MIN_ANSWER_GAIN,
                             drop_idle_enablers=True, regions=True)
+    elif evaluator == "hybrid":
+        # the whole space, ranked without compiling (`search.budget`): the model's depth for the
+        # structure it knows; what the beam keeps is measured, so no margin on the answer
+        depth = (model_meta or {}).get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE)
+        base = SearchPolicy(max_affine=int(depth), grown=True, regions=True)
     else:
         raise ValueError(f"unknown evaluator {evaluator!r} (measure, model, hybrid)")
     return base.with_(**overrides)

@@ -34,7 +34,7 @@ from ..poly.deps import Dependences
 from ..poly.legality import replay
 from ..runtime.status import Status
 from ..transforms.schedule import Schedule
-from .beam import Explored, Score, SearchResult
+from .scoring import Explored, Score, SearchResult
 from .hybrid import structure, top_candidates
 
 MIN_STEPS = 100  # a time tile is 16-32 steps high: a stand-in keeps several of them

@@ -4,7 +4,7 @@ from __future__ import annotations
 import statistics
 
 from ..ir.program import Program
-from .beam import SearchResult
+from .scoring import SearchResult
 
 
 def summary_lines(program: Program, result: SearchResult, evaluator: str) -> list[str]:
@@ -15,7 +15,7 @@ def summary_lines(program: Program, result: SearchResult, evaluator: str) -> lis
     if sc.speedup is not None:
         extra = ""
         if sc.times and kind == "measured":
-            extra = f" (median of {len(sc.times)} runs: {statistics.median(sc.times):.6f} s)"
+            extra = f" (mean of {len(sc.times)} fresh runs: {statistics.fmean(sc.times):.6f} s)"
         lines.append(f"  {kind} speedup over the original: {sc.speedup:.2f}x{extra}")
         if sc.predicted is not None and kind == "measured":
             lines.append(f"  model's prediction for it: {sc.predicted:.2f}x")
@@ -69,7 +69,7 @@ def report_json(program: Program, result: SearchResult, evaluator: str, extra: d
     }
 
 
-def environment_lines(program: Program, measure, schedule, rounds: int = 3) -> list[str]:
+def environment_lines(program: Program, measure, schedule, rounds: int | None = None) -> list[str]:
     """How the answer's speed depends on the OpenMP environment: its speedup as the user's shell
     runs it and with looper's tuned settings, timed interleaved, and the command that gets the
     tuned speed when it is worth having (more than 5%)."""
@@ -77,11 +77,12 @@ def environment_lines(program: Program, measure, schedule, rounds: int = 3) -> l
     env = measure.omp_env
     other = TUNED_ENV if env != TUNED_ENV else DEFAULT_ENV
     times = measure.compare_environments(program, schedule, [env, other], rounds)
-    med = {e: (statistics.median(o) if o else None, statistics.median(a) if a else None) for e, (o, a) in times.items()}
+    rounds = len(next(iter(times.values()))[0])
+    med = {e: (statistics.fmean(o) if o else None, statistics.fmean(a) if a else None) for e, (o, a) in times.items()}
     if None in med[env] + med[other]:
         return ["  environments: a run failed; not compared"]
-    lines = [f"  in {e.describe()}: answer {med[e][0] / med[e][1]:.2f}x the original (median of {rounds} interleaved "
-             f"rounds)" for e in (env, other)]
+    lines = [f"  in {e.describe()}: answer {med[e][0] / med[e][1]:.2f}x the original (mean of {rounds} interleaved "
+             f"fresh runs)" for e in (env, other)]
     gain = med[env][1] / med[TUNED_ENV][1] if env != TUNED_ENV else 1.0
     if gain > 1.05:
         lines.append(f"  the tuned environment runs the answer {gain:.2f}x faster still: "

@@ -33,7 +33,7 @@ from ..runtime.speedguard import GuardResult, SpeedGuard
 from ..runtime.status import Status
 from ..runtime.verify import OutputCheck, Toolchain, Unverifiable, Verdict, verify_threads
 from ..transforms.schedule import Schedule
-from .beam import Score, SearchResult
+from .scoring import Score, SearchResult
 from .fallback import alternatives
 from .hybrid import Verified
 from .policy import SearchPolicy

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
 
-from ..ir.looptree import LoopNode, loop_label
+from ..ir.looptree import LoopNode
+
+from ..ir.schedule import loop_label
 from ..ir.schedule import Lowered, combine
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel, is_permutable

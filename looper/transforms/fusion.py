@@ -13,7 +13,9 @@ from typing import Callable, ClassVar, Iterator
 import islpy as isl
 import networkx as nx
 
-from ..ir.looptree import IllFormed, LoopNode, LoopTree, loop_label
+from ..ir.looptree import IllFormed, LoopNode, LoopTree
+
+from ..ir.schedule import loop_label
 from ..ir.rows import (
     children_row, in_order, inner_loop_row, loop_rows_before, position_row, statement_index, static_rows_before,
 )
@@ -309,7 +311,7 @@ def distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tup
     for _ in range(depth):
         nxt = []
         for steps, cur in frontier:
-            here = CandidateContext(cur, ctx.deps, grown=ctx.grown, threads=ctx.threads)
+            here = CandidateContext(cur, ctx.deps, ctx.target, grown=ctx.grown)
             for t in Distribute.candidates(here):  # not the whole fusion level: isl's scheduler is slow
                 try:
                     after = t.apply(cur)

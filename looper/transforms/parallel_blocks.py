@@ -25,7 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
-from ..ir.looptree import LoopNode, loop_label
+from ..ir.looptree import LoopNode
+
+from ..ir.schedule import loop_label
 from ..ir.rows import TILE_ROWS, LoopRef
 from ..ir.schedule import Lowered
 from ..poly.deps import Dependences
@@ -108,7 +110,7 @@ def after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     nest (directly or as blocks), each followed by the parallel plans of its result."""
     memo: dict = {}
     for steps, after, _new in freeing_distributions(ctx.lowered, ctx, lambda M: _parallel_at_top(M, ctx, memo)):
-        inner = CandidateContext(after, ctx.deps.of(after.program), grown=True, threads=ctx.threads)
+        inner = CandidateContext(after, ctx.deps.of(after.program), ctx.target, grown=True)
         for plan in parallel_plans(after, inner):
             yield steps + plan
 

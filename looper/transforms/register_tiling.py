@@ -19,21 +19,25 @@ a tile (`poly.promotion`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar, Iterator, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, Iterator, NamedTuple
 
-from ..ir.looptree import IllFormed, LoopNode, loop_label
+from ..ir.looptree import IllFormed, LoopNode
+
+from ..ir.schedule import loop_label
 from ..ir.program import Binary, Const, Load, Statement, Unary, walk
 from ..ir.rows import TILE_ROWS, BandRef, first_statement
 from ..ir.schedule import Lowered, Microkernel, Row
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel, order_violation
 from ..poly.promotion import promotion_conflict
-from ..runtime.target import vector_bytes
 from .expansion import expansions
 from .fusion import Fission, freeing_distributions
 from .parallel import Parallelize
 from .tiling import Tile, cache_tiles
 from .registry import CandidateContext, Encoding, Transform, register
+
+if TYPE_CHECKING:
+    from ..target import Target
 
 ADDED_ROWS = 2 * TILE_ROWS  # two tile loops (and their static rows) per register tile
 MAX_ACCUMULATORS = 24  # of the 32 vector registers: the rest hold loaded and broadcast operands
@@ -43,7 +47,9 @@ SHAPES = ((6, 4), (8, 3), (12, 2), (4, 4), (8, 2))
 
 class Block(NamedTuple):
     """One statement's register tile: its innermost loop rows (i, j, k as the program orders
-    them before the step) and the tile's size (MR rows of i, NR columns of j)."""
+    them before the step), the tile's size (MR rows of i, NR columns of j) and the elements in
+    one vector of the target it was made for (NR is a multiple of it: a record replayed on
+    another machine prints the same vectors, which gcc splits or joins for that machine)."""
 
     stmt: str
     i: int
@@ -51,6 +57,7 @@ class Block(NamedTuple):
     k: int
     mr: int
     nr: int
+    lanes: int
 
     def __repr__(self) -> str:
         return repr(tuple(self))
@@ -132,9 +139,9 @@ class RegisterTile(Transform):
     @classmethod
     def _tiles(cls, L: Lowered, ctx: CandidateContext, only: frozenset[str] | None = None) -> Iterator["RegisterTile"]:
         done = {m.stmt for m in L.microkernels}
-        names = [s for s in _innermost_statements(CandidateContext(L, ctx.deps, grown=True, threads=ctx.threads))
+        names = [s for s in _innermost_statements(CandidateContext(L, ctx.deps, ctx.target, grown=True))
                  if s not in done and (only is None or s in only)]
-        eligible = [b for b in (_eligible(L, s) for s in names) if b]
+        eligible = [b for b in (_eligible(L, s, ctx.target) for s in names) if b]
         for mr, nvec in SHAPES:
             per_stmt = [replace_size(b, mr, nvec * lanes) for b, lanes in eligible]
             if len(per_stmt) > 1:
@@ -240,7 +247,7 @@ def _all_inside_cache_tiles(ctx: CandidateContext) -> Iterator[tuple]:
             bands.append(L.tree.chain(top))
     if len(bands) < 2:
         return
-    shapes = [cache_tiles(L, b, ctx.thread_count) for b in bands]
+    shapes = [cache_tiles(L, b, ctx.target) for b in bands]
     for q in range(min(len(x) for x in shapes)):
         rows = [tuple(l.row for l in b) for b in bands]
         order = sorted(range(len(bands)), key=lambda k: rows[k][0])
@@ -267,7 +274,7 @@ def _tiles_behind(steps: tuple, L: Lowered, ctx: CandidateContext) -> Iterator[t
 
 def _context(L: Lowered, ctx: CandidateContext) -> CandidateContext:
     """The grown space's context for `L` with its own program's dependences."""
-    return CandidateContext(L, ctx.deps.of(L.program), grown=True, threads=ctx.threads)
+    return CandidateContext(L, ctx.deps.of(L.program), ctx.target, grown=True)
 
 
 def _parallel_before_tile(steps: tuple, tile: "RegisterTile", L: Lowered, deps: Dependences) -> tuple:
@@ -296,8 +303,8 @@ def _parallel_before_tile(steps: tuple, tile: "RegisterTile", L: Lowered, deps: 
 
 def _freed(L: Lowered, ctx: CandidateContext, already: frozenset[str]) -> frozenset[str]:
     """Statements register-tilable in `L` that are not in `already`."""
-    inner = CandidateContext(L, ctx.deps, grown=True, threads=ctx.threads)
-    return frozenset(s for s in _innermost_statements(inner) if s not in already and _eligible(L, s))
+    inner = CandidateContext(L, ctx.deps, ctx.target, grown=True)
+    return frozenset(s for s in _innermost_statements(inner) if s not in already and _eligible(L, s, ctx.target))
 
 
 def replace_size(b: Block, mr: int, nr: int) -> Block:
@@ -320,18 +327,18 @@ def _plain(row: Row) -> int | None:
     return None
 
 
-def _eligible(L: Lowered, stmt: str) -> tuple[Block, int] | None:
+def _eligible(L: Lowered, stmt: str, target: "Target") -> tuple[Block, int] | None:
     """The statement's register tile (with a placeholder size) and its vector lanes, when its
     three innermost loops are a plain, perfectly nested band and its body vectorizes along j."""
     found = eligible_band(L, stmt)
     if found is None:
         return None
     st, roles, band = found
-    lanes = vector_bytes() // st.body.target.dtype.nbytes
+    lanes = target.lanes(st.body.target.dtype.nbytes)
     i, j, k = band
     if (stmt, k) in L.parallel:
         return None
-    return Block(stmt, i, j, k, 1, lanes), lanes
+    return Block(stmt, i, j, k, 1, lanes, lanes), lanes
 
 
 def eligible_band(L: Lowered, stmt: str, allow_columns: bool = False
@@ -430,5 +437,5 @@ def register_tile(L: Lowered, b: Block) -> Lowered:
     unroll = tuple((s, r + ADDED_ROWS if r >= at else r, f) for s, r, f in L.unroll)
     vector = frozenset((s, r + ADDED_ROWS if r >= at else r) for s, r in L.vector)
     kernels = tuple(m.shifted(at, ADDED_ROWS) for m in L.microkernels)
-    kernels += (Microkernel(stmt, at, at + 2, at + 4, at + 6, at + 8, b.mr, b.nr),)
+    kernels += (Microkernel(stmt, at, at + 2, at + 4, at + 6, at + 8, b.mr, b.nr, b.lanes),)
     return replace(L, rows=out, parallel=parallel, unroll=unroll, vector=vector, microkernels=kernels)

@@ -69,12 +69,15 @@ import contextlib
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator
 
-from ..ir.looptree import LoopNode, LoopTree, loop_label
+from ..ir.looptree import LoopNode, LoopTree
+
+from ..ir.schedule import loop_label
 from ..ir.rows import BandRef, LoopRef
 from ..ir.schedule import Lowered
 
 if TYPE_CHECKING:
     from ..poly.deps import Dependences
+    from ..target import Target
 
 
 @dataclass(frozen=True)
@@ -107,32 +110,29 @@ class Encoding:
 
 @dataclass(frozen=True)
 class CandidateContext:
-    """What a candidate generator reads: the schedule, its dependences and, at a per-loop level,
-    the loop to propose for."""
+    """What a candidate generator reads: the schedule, its dependences, the machine it is for
+    and, at a per-loop level, the loop to propose for."""
 
     lowered: Lowered
     deps: "Dependences"
+    # the machine the schedule is for: cache tiles are sized to its caches, register tiles to
+    # its vectors, and tiles that split a parallel loop evenly to its threads
+    target: "Target"
     loop: LoopNode | None = None
     # the grown search space (register tiles, rectangular and cache-sized tiles, ...): the
     # shipped cost model was trained on the first one, so a model-guided search stays there
     grown: bool = False
-    # the threads the schedule will run on (None: the machine's default, OMP_NUM_THREADS or all
-    # cores): tile sizes that split a parallel loop evenly among them depend on it
-    threads: int | None = None
 
     @property
     def thread_count(self) -> int:
-        if self.threads:
-            return self.threads
-        from ..runtime.machine import default_threads
-        return default_threads()
+        return self.target.threads
 
     @property
     def tree(self) -> LoopTree:
         return self.lowered.tree
 
     def at(self, loop: LoopNode) -> "CandidateContext":
-        return CandidateContext(self.lowered, self.deps, loop, self.grown, self.threads)
+        return CandidateContext(self.lowered, self.deps, self.target, loop, self.grown)
 
 
 class Transform:
@@ -265,12 +265,12 @@ class Registry:
     def at_level(self, level: str) -> list[type[Transform]]:
         return [c for c in self._classes.values() if c.level == level]
 
-    def generate(self, level: str, lowered: Lowered, deps: "Dependences", grown: bool = False,
-                 threads: int | None = None) -> list[Candidate]:
+    def generate(self, level: str, lowered: Lowered, deps: "Dependences", target: "Target",
+                 grown: bool = False) -> list[Candidate]:
         """Every candidate the level's transformations propose for `lowered`, each once, in
         registration order (loop by loop at a per-loop level)."""
         spec = next(l for l in LEVELS if l.name == level)
-        ctx = CandidateContext(lowered, deps.of(lowered.program), grown=grown, threads=threads)
+        ctx = CandidateContext(lowered, deps.of(lowered.program), target, grown=grown)
         classes = self.at_level(level)
         if spec.per_loop:
             found = (c for loop in ctx.tree.loops() for cls in classes for c in cls.candidates(ctx.at(loop)))

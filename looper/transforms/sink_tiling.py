@@ -28,7 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
-from ..ir.looptree import LoopNode, loop_label
+from ..ir.looptree import LoopNode
+
+from ..ir.schedule import loop_label
 from ..ir.rows import TILE_ROWS, LoopRef
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences

@@ -8,15 +8,19 @@ any of its rows) and every parallel loop of the band still carries nothing once 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar, Iterator
+from typing import TYPE_CHECKING, ClassVar, Iterator
 
-from ..ir.looptree import LoopNode, LoopTree, loop_label
+from ..ir.looptree import LoopNode, LoopTree
+
+from ..ir.schedule import loop_label
 from ..ir.rows import TILE_ROWS, BandRef, first_statement
-from ..runtime.target import cache_bytes
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel, is_permutable
 from .registry import CandidateContext, Encoding, Transform, band_refs, register
+
+if TYPE_CHECKING:
+    from ..target import Target
 
 TILE_SIZES = (32, 64, 128)
 
@@ -100,7 +104,7 @@ class Tile(Transform):
         if ctx.grown:
             for bands in per_nest.values():
                 for b in bands:
-                    for sizes in cache_tiles(ctx.lowered, b, ctx.thread_count):
+                    for sizes in cache_tiles(ctx.lowered, b, ctx.target):
                         yield Tile((BandRef(b[0].ref.statements, tuple(l.row for l in b), sizes),))
 
 
@@ -108,8 +112,8 @@ class Tile(Transform):
 TILE_GRAIN = 96
 
 
-def cache_tiles(L: Lowered, band: list[LoopNode], threads: int = 1) -> list[tuple[int, ...]]:
-    """Rectangular tile sizes for a band, sized to the data caches (`runtime.target`): the loop
+def cache_tiles(L: Lowered, band: list[LoopNode], target: "Target") -> list[tuple[int, ...]]:
+    """Rectangular tile sizes for a band, sized to the target's data caches: the loop
     that moves along the rows of what the band's first statement writes (contiguous) gets the
     long side, a loop absent from it (a reduction, k of a matrix product) a panel that keeps
     a tile's operands in L1 and L2, the other one rows enough to reuse that panel.
@@ -119,21 +123,21 @@ def cache_tiles(L: Lowered, band: list[LoopNode], threads: int = 1) -> list[tupl
     loops is what the parallel level makes parallel, and 3 tiles of 480 columns on 2 threads
     leave one thread a third of the work (LARGE trmm: 0.027 s with 480, 0.017 s with 600)."""
     stmt = L.program.statement(first_statement(band[0].statements))
-    target = stmt.body.target
+    written = stmt.body.target
     roles = []
     for loop in band:
         it = _iterator(L, stmt.name, loop.row)
-        if it is None or not target.index:
+        if it is None or not written.index:
             return []
-        if target.index[-1].coeff(it):
+        if written.index[-1].coeff(it):
             roles.append("n")
-        elif all(a.coeff(it) == 0 for a in target.index):
+        elif all(a.coeff(it) == 0 for a in written.index):
             roles.append("k")
         else:
             roles.append("m")
-    e = target.dtype.nbytes
-    caches = cache_bytes()
-    l1, l2 = caches.get(1, 32 * 1024), caches.get(2, 1024 * 1024)
+    e = written.dtype.nbytes
+    l1, l2 = target.cache_bytes(1), target.cache_bytes(2)
+    threads = target.threads
     kc = _round(l1 // (32 * e), 32)  # a 32-column panel of the reduction in L1
     nc = _round(l2 // (2 * kc * e), TILE_GRAIN)  # a kc x nc block of the contiguous operand in L2
     shapes = [(TILE_GRAIN, kc, nc), (2 * TILE_GRAIN, kc, nc)]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
-from ..ir.looptree import loop_label
+from ..ir.schedule import loop_label
 from ..ir.rows import TILE_ROWS
 from ..ir.schedule import Lowered
 from ..poly.deps import Dependences

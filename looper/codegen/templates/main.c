@@ -35,6 +35,9 @@ int main(int argc, char **argv)
   int repeats = argc > 2 ? atoi(argv[2]) : 1;
   const char *mode = argc > 3 ? argv[3] : "-";   /* save:PATH | check:PATH | - */
   double cutoff = argc > 4 ? atof(argv[4]) : 0.0; /* stop after the first run if slower */
+  /* cold: the first run is timed as a program that calls its kernel once pays it, the OpenMP
+     team created inside it (`runtime.run.AS_RUN`) */
+  int cold = argc > 5 && strcmp(argv[5], "cold") == 0;
   if (variant < 0 || variant >= looper_n_variants || repeats < 1) {
     fprintf(stderr, "usage: %s [VARIANT 0..%d [REPEATS [save:F|check:F|- [CUTOFF]]]]\n", argv[0],
             looper_n_variants - 1);
@@ -45,11 +48,13 @@ int main(int argc, char **argv)
   if (repeats > 1)
     save_state();
 #ifdef _OPENMP
-  /* Start the thread pool outside the timed region: thread creation is never timed. */
-  #pragma omp parallel
-  {
-    if (omp_get_thread_num() < 0)
-      abort();
+  /* Warm: start the thread pool outside the timed region, so that thread creation is not timed. */
+  if (!cold) {
+    #pragma omp parallel
+    {
+      if (omp_get_thread_num() < 0)
+        abort();
+    }
   }
 #endif
   for (int r = 0; r < repeats; r++) {

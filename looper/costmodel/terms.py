@@ -1,0 +1,461 @@
+"""Analytic cost terms of a lowered schedule on a target: what a roofline-minded engineer estimates.
+
+After Halide's Adams2019, whose network weights hand-written terms: each term is a time in
+seconds, computed from the schedule's loop tree and the target's measured limits, and a model (or
+a per-program fit of a few measurements, `costmodel.fit`) weights them.  The terms:
+
+- **compute**: each statement's operations at the rate its innermost loop allows: a register
+  tile's micro-kernel near the FMA peak (scaled by its accumulators and its FMA-to-load ratio),
+  a loop whose accesses all walk contiguously or stay put at vector speed, a loop that
+  accumulates into one element at the latency of a dependent chain (gcc does not reassociate
+  floating-point sums), anything else at scalar speed; divided among the threads of the
+  statement's parallel loop, with the imbalance of its last share;
+- **l2, l3, dram**: the bytes that miss each cache level over its bandwidth.  A loop's footprint
+  is the cache lines its full execution touches (each subscript's range over the loops inside
+  it, from the schedule's rows); a loop whose footprint fits a cache costs its footprint once
+  per execution, one that does not costs its children's traffic once per iteration.  Private
+  caches are per thread, the last level is shared;
+- **forks, barriers**: what starting parallel regions and synchronizing them costs
+  (`Limits.fork_seconds`, `region_seconds`, measured by `looper machine` in fresh processes).
+
+`estimate(schedule_or_lowered, target)` returns the terms; `CostTerms.seconds` combines them the
+way a roofline does (compute and memory overlap, overheads add).  Packs are statements of their
+own nests and expansions rewrite the program: both are costed like any statement.  The terms
+rank candidates of one program on one machine; their absolute values are rough (a cache level's
+bandwidth is a multiple of the peak, not a measurement), which is why measurements reweight them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..caching import per_object
+from ..ir.looptree import LoopNode
+from ..ir.program import Program, Statement
+from ..ir.schedule import Lowered, Microkernel, Row
+from ..poly.count import count_points
+from ..poly.flops import statement_flops
+from ..target import Target
+
+LINE = 64  # bytes per cache line
+# Rates as fractions of a thread's FMA peak (flops/s).  A micro-kernel reaches most of it; a
+# vectorized stream is bound by its loads (one vector load per operand and flop pair); scalar
+# code uses one lane; a dependent chain waits the FMA latency (about 4 cycles) per operation.
+MICROKERNEL_RATE = 0.85
+VECTOR_RATE = 0.30
+SCALAR_LANE_RATE = 0.5  # of one lane's share of the peak: scalar code issues about one op a cycle
+CHAIN_LATENCY = 4.0
+# Cache bandwidths, in bytes per flop of one thread's peak (no cache level's bandwidth is
+# measured; these are typical of current x86 cores and only fix the terms' relative scale).
+L2_BYTES_PER_FLOP = 1.0
+L3_BYTES_PER_FLOP = 0.35
+# Where `looper machine` has not measured the target.
+DEFAULT_GHZ = 3.0
+DEFAULT_DRAM_PER_THREAD = 8e9
+DEFAULT_FORK = 60e-6
+DEFAULT_REGION = 3e-6
+FILL = 0.75  # of a cache's capacity that a footprint can use (conflicts, other data)
+
+
+@dataclass(frozen=True)
+class CostTerms:
+    """A schedule's estimated costs on a target, each in seconds."""
+
+    compute: float
+    l2: float
+    l3: float
+    dram: float
+    forks: float
+    barriers: float
+    flops: float = 0.0  # the work those seconds do (for reports)
+    threads: float = 1.0  # threads the compute term keeps busy, on average
+    vector_share: float = 0.0  # of the operations: in micro-kernels or vector loops
+    chain_share: float = 0.0  # of the operations: in dependent chains
+
+    @property
+    def memory(self) -> float:
+        return self.l2 + self.l3 + self.dram
+
+    @property
+    def overhead(self) -> float:
+        return self.forks + self.barriers
+
+    @property
+    def seconds(self) -> float:
+        """The estimate: compute and memory overlap (the longer dominates, a fifth of the
+        shorter shows), overheads add."""
+        hi, lo = max(self.compute, self.memory), min(self.compute, self.memory)
+        return hi + 0.2 * lo + self.overhead
+
+    def basis(self) -> np.ndarray:
+        """The terms a fit weights (`costmodel.fit`): compute, memory, overheads."""
+        return np.array([self.compute, self.memory, self.overhead], dtype=float)
+
+    def vector(self) -> np.ndarray:
+        """Every term as a feature vector (log seconds and shares), for a learned model."""
+        secs = [self.compute, self.l2, self.l3, self.dram, self.forks, self.barriers]
+        return np.array([math.log10(max(s, 1e-12)) for s in secs]
+                        + [self.threads, self.vector_share, self.chain_share], dtype=np.float32)
+
+
+# -- per program ------------------------------------------------------------------------------------
+
+@dataclass
+class _StatementFacts:
+    instances: int
+    ops: int  # arithmetic per instance (at least 1: integer kernels and copies cost something)
+    box: list[tuple[int, int]]  # each iterator's bounds
+    accesses: list[tuple[str, np.ndarray, np.ndarray, bool]]  # array, index coeffs [dims x iters], consts, write
+
+
+@per_object
+def _facts(program: Program) -> dict[str, _StatementFacts]:
+    out = {}
+    for st in program.statements:
+        box = [(int(st.domain.dim_min_val(d).to_python()), int(st.domain.dim_max_val(d).to_python()))
+               for d in range(st.depth)] if not st.domain.is_empty() else [(0, -1)] * st.depth
+        instances = count_points(st.domain) if not st.domain.is_empty() else 0
+        accesses = []
+        for a in st.accesses:
+            coeffs = np.array([[ix.coeff(it) for it in st.iterators] for ix in a.index], dtype=float) \
+                .reshape(len(a.index), st.depth)
+            consts = np.array([ix.substitute(program.sizes).const for ix in a.index], dtype=float)
+            accesses.append((a.array, coeffs, consts, a.is_write))
+        out[st.name] = _StatementFacts(instances, max(1, statement_flops(st)), box, accesses)
+    return out
+
+
+# -- per schedule -------------------------------------------------------------------------------------
+
+@dataclass
+class _Loop:
+    """One loop of a statement's chain: its row, its trip count, and how a unit step moves the
+    statement's iterators."""
+
+    row: int
+    extent: float
+    step: np.ndarray  # iterator change per unit step
+
+
+def _chain(st: Statement, L: Lowered, facts: _StatementFacts) -> list[_Loop]:
+    rows = L.rows[st.name]
+    loop_rows = [k for k, r in enumerate(rows) if not r.is_constant]
+    steps = _inverse_steps(st.depth, rows, loop_rows)
+    out = []
+    for j, k in enumerate(loop_rows):
+        out.append(_Loop(k, _extent(rows, k, facts.box), steps[j]))
+    return out
+
+
+def _span(row: Row, box: list[tuple[int, int]]) -> float:
+    return sum(abs(c) * (hi - lo) for c, (lo, hi) in zip(row.coeffs, box))
+
+
+def _extent(rows: tuple[Row, ...], k: int, box: list[tuple[int, int]]) -> float:
+    """Trip count of loop row k (bounding box): a tile loop runs over its direction's span (or
+    the enclosing tile of the same direction) in steps of its size; a point loop over at most its
+    innermost enclosing tile."""
+    r = rows[k]
+    span = _span(r, box) + 1
+    outer = [rows[t].div for t in range(k) if rows[t].div > 1 and rows[t].coeffs == r.coeffs]
+    if outer:
+        span = min(span, outer[-1])
+    return math.ceil(span / r.div) if r.div > 1 else span
+
+
+def _inverse_steps(depth: int, rows: tuple[Row, ...], loop_rows: list[int]) -> np.ndarray:
+    """Iterator change per unit step of each loop row (the point rows' inverse; a tile row steps
+    by its size along its point row's direction; a row outside the point basis moves nothing)."""
+    out = np.zeros((len(loop_rows), depth))
+    if depth == 0:
+        return out
+    point = [k for k in loop_rows if rows[k].div == 1]
+    T = np.array([rows[k].coeffs for k in point], dtype=float).reshape(len(point), depth)
+    if T.shape[0] < depth:
+        return out
+    try:
+        inv = np.linalg.pinv(T)
+    except np.linalg.LinAlgError:  # pragma: no cover - pinv converges for any real matrix
+        return out
+    for j, k in enumerate(loop_rows):
+        r = rows[k]
+        if r.div == 1:
+            out[j] = inv[:, point.index(k)]
+        else:
+            same = [p for p in point if rows[p].coeffs == r.coeffs]
+            if same:
+                out[j] = inv[:, point.index(same[0])] * r.div
+    return out
+
+
+@dataclass
+class _Rates:
+    """A thread's rates on the target."""
+
+    peak: float  # flops/s of FMAs, one thread
+    lanes: int
+    l2: float  # bytes/s, one thread
+    l3: float
+    dram: float  # bytes/s, all threads together
+    fork: float
+    region: float
+    l1_bytes: int
+    l2_bytes: int
+    l3_bytes: int  # shared
+
+
+def _rates(target: Target, element: int) -> _Rates:
+    lim = target.limits
+    lanes = target.lanes(element)
+    if lim is not None and lim.peak_double > 0:
+        peak = lim.peak(None if element == 8 else "single") / max(1, lim.threads)
+    else:
+        peak = 4 * lanes * DEFAULT_GHZ * 1e9  # two FMA pipes
+    dram = lim.bandwidth * 1e9 if lim is not None and lim.bandwidth else DEFAULT_DRAM_PER_THREAD * target.threads
+    fork = lim.fork_seconds if lim is not None and lim.fork_seconds else DEFAULT_FORK
+    region = lim.region_seconds if lim is not None and lim.region_seconds else DEFAULT_REGION
+    return _Rates(peak, lanes, L2_BYTES_PER_FLOP * peak, L3_BYTES_PER_FLOP * peak, dram, fork, region,
+                  target.cache_bytes(1), target.cache_bytes(2), target.cache_bytes(3))
+
+
+def estimate(lowered: Lowered, target: Target) -> CostTerms:
+    """The cost terms of `lowered` on `target` (see the module docstring)."""
+    program = lowered.program
+    facts = _facts(program)
+    element = max((a.dtype.nbytes for a in program.arrays.values()), default=8)
+    rates = _rates(target, element)
+    chains = {st.name: _chain(st, lowered, facts[st.name]) for st in program.statements}
+    comp = _Compute(lowered, target, rates, facts, chains)
+    compute = sum(comp.seconds(st) for st in program.statements)
+    mem = _Memory(lowered, rates, facts, chains, program)
+    l2 = l3 = dram = 0.0
+    for root in lowered.tree.roots:
+        if isinstance(root, LoopNode):
+            par = comp.node_threads(root)
+            t1, t2, t3 = (mem.traffic(root, cap) for cap in mem.capacities(par))
+            l2 += t1 / (rates.l2 * par)
+            l3 += t2 / (rates.l3 * par)
+            dram += t3 / rates.dram
+    forks, barriers = _overheads(lowered, chains, rates)
+    flops = sum(facts[s.name].instances * facts[s.name].ops for s in program.statements)
+    total = max(1.0, sum(comp.ops.values()))
+    return CostTerms(compute, l2, l3, dram, forks, barriers, flops, comp.busy / total,
+                     comp.vector / total, comp.chained / total)
+
+
+class _Compute:
+    """The compute term, statement by statement."""
+
+    def __init__(self, L: Lowered, target: Target, rates: _Rates, facts, chains):
+        self.L, self.target, self.rates, self.facts, self.chains = L, target, rates, facts, chains
+        self.ops: dict[str, float] = {}
+        self.busy = self.vector = self.chained = 0.0
+
+    def threads_of(self, st: str) -> tuple[float, float]:
+        """(threads busy, imbalance factor) of the statement's outermost parallel loop."""
+        for loop in self.chains[st]:
+            if (st, loop.row) in self.L.parallel:
+                p = self.target.threads
+                e = max(1.0, loop.extent)
+                share = math.ceil(e / p) / (e / p) if e >= 1 else 1.0
+                return min(float(p), e), share
+        return 1.0, 1.0
+
+    def node_threads(self, node: LoopNode) -> float:
+        return max(self.threads_of(s)[0] for s in node.statements)
+
+    def seconds(self, st: Statement) -> float:
+        f = self.facts[st.name]
+        ops = float(f.instances * f.ops)
+        self.ops[st.name] = ops
+        if not ops or not f.instances:
+            return 0.0
+        rate, kind = self._rate(st)
+        threads, imbalance = self.threads_of(st.name)
+        self.busy += ops * threads
+        self.vector += ops if kind == "vector" else 0.0
+        self.chained += ops if kind == "chain" else 0.0
+        return ops / rate / threads * imbalance
+
+    def _rate(self, st: Statement) -> tuple[float, str]:
+        r = self.rates
+        mk = next((m for m in self.L.microkernels if m.stmt == st.name), None)
+        if mk is not None:
+            return r.peak * MICROKERNEL_RATE * _microkernel_efficiency(mk), "vector"
+        chain = self.chains[st.name]
+        if not chain:
+            return r.peak / r.lanes * SCALAR_LANE_RATE, "scalar"
+        inner = chain[-1]
+        strides = [_stride(coeffs, inner.step) for _, coeffs, _, _ in self.facts[st.name].accesses]
+        write_stride = strides[0]
+        vectorized = (st.name, inner.row) in self.L.vector
+        if write_stride == 0 and st.body.op != "=" and not vectorized:
+            return r.peak / r.lanes / 2 / CHAIN_LATENCY, "chain"  # one dependent op per latency
+        if vectorized or all(abs(s) <= 1 for s in strides):
+            factor = 1.0 + min(3.0, math.log2(max(1.0, self.L.unroll_factor(st.name, inner.row))) / 4)
+            return r.peak * VECTOR_RATE * min(factor, 1.3), "vector"
+        return r.peak / r.lanes * SCALAR_LANE_RATE, "scalar"
+
+
+def _microkernel_efficiency(mk: Microkernel) -> float:
+    """A register tile's rate against the peak: enough independent accumulators to cover the FMA
+    latency on two pipes (about 8-10), and few loads per FMA (MR broadcasts and NR/lanes vector
+    loads feed MR x NR/lanes FMAs each step of k)."""
+    vectors = max(1, mk.nr // max(1, mk.lanes))
+    acc = mk.mr * vectors
+    loads = mk.mr + vectors
+    return min(1.0, acc / 10.0) * min(1.0, 2.0 * acc / (2.0 * loads + acc))
+
+
+def _stride(coeffs: np.ndarray, step: np.ndarray) -> float:
+    """How far (in elements of the last dimension, row-major: rows count as far) an access moves
+    per unit step of a loop: 0 stays put, 1 walks contiguously, more jumps."""
+    if coeffs.size == 0:
+        return 0.0
+    moves = coeffs @ step
+    if np.allclose(moves[:-1], 0):
+        return float(abs(moves[-1]))
+    return 1e6  # moves to another row (or plane)
+
+
+class _Memory:
+    """Cache traffic by footprints (see the module docstring)."""
+
+    def __init__(self, L: Lowered, rates: _Rates, facts, chains, program: Program):
+        self.L, self.rates, self.facts, self.chains, self.program = L, rates, facts, chains, program
+        self.memo: dict = {}
+
+    def capacities(self, threads: float) -> tuple[float, float, float]:
+        r = self.rates
+        return FILL * r.l1_bytes, FILL * r.l2_bytes, FILL * r.l3_bytes / max(1.0, threads)
+
+    def footprint(self, node: LoopNode) -> dict[str, float]:
+        """Per array, the bytes of cache lines one execution of `node` touches (all its iterations)."""
+        key = ("fp", node.key())
+        if key in self.memo:
+            return self.memo[key]
+        ranges: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for s in node.statements:
+            inside = [l for l in self.chains[s] if l.row >= node.row]
+            for array, coeffs, consts, _ in self.facts[s].accesses:
+                span = np.ones(coeffs.shape[0]) if coeffs.shape[0] else np.ones(0)
+                for l in inside:
+                    span = span + np.abs(coeffs @ l.step) * max(0.0, l.extent - 1)
+                lo, hi = consts, consts
+                if array in ranges:
+                    span0, lo0, hi0 = ranges[array]
+                    span, lo, hi = np.maximum(span, span0), np.minimum(lo, lo0), np.maximum(hi, hi0)
+                ranges[array] = (span, lo, hi)
+        out = {array: self._lines(array, span + (hi - lo)) * LINE for array, (span, lo, hi) in ranges.items()}
+        self.memo[key] = out
+        return out
+
+    def _lines(self, array: str, span: np.ndarray) -> float:
+        arr = self.program.arrays[array]
+        if not arr.rank:
+            return 0.0  # a scalar lives in a register
+        ext = np.minimum(span, np.array(arr.extent, dtype=float))
+        per_line = LINE / arr.dtype.nbytes
+        return float(np.prod(ext[:-1]) * math.ceil(ext[-1] / per_line))
+
+    def traffic(self, node: LoopNode, capacity: float) -> float:
+        """Bytes `node` brings into a cache of `capacity` over one execution."""
+        return sum(self._traffic(node, capacity).values())
+
+    def _traffic(self, node: LoopNode, capacity: float) -> dict[str, float]:
+        """Per array, the bytes `node` brings into a cache of `capacity` over one execution.  When
+        its footprint does not fit, each iteration brings its children's traffic again, except
+        for arrays none of its statements moves along it: those stay (if they fit) and come once."""
+        key = ("t", node.key(), capacity)
+        if key in self.memo:
+            return self.memo[key]
+        fp = self.footprint(node)
+        if sum(fp.values()) <= capacity:
+            out = dict(fp)
+        else:
+            extent = max((self._extent(s, node.row) for s in node.statements), default=1.0)
+            per: dict[str, float] = {}
+            for child in node.children:
+                part = self._traffic(child, capacity) if isinstance(child, LoopNode) \
+                    else self._statement_bytes(child, node.row)
+                for a, b in part.items():
+                    per[a] = per.get(a, 0.0) + b
+            still = self._invariant(node)
+            kept = {a: b for a, b in per.items() if a in still}
+            if sum(kept.values()) > capacity:
+                kept = {}
+            out = {a: (b if a in kept else extent * b) for a, b in per.items()}
+        self.memo[key] = out
+        return out
+
+    def _invariant(self, node: LoopNode) -> set[str]:
+        """Arrays that no access under `node` moves along its loop."""
+        moving, seen = set(), set()
+        for s in node.statements:
+            step = next((l.step for l in self.chains[s] if l.row == node.row), None)
+            for array, coeffs, _, _ in self.facts[s].accesses:
+                seen.add(array)
+                if step is None or _stride(coeffs, step) != 0:
+                    moving.add(array)
+        return seen - moving
+
+    def _extent(self, s: str, row: int) -> float:
+        return next((l.extent for l in self.chains[s] if l.row == row), 1.0)
+
+    def _statement_bytes(self, s: str, row: int) -> dict[str, float]:
+        """Bytes one execution of statement `s` brings in when the loop at `row` around it walks
+        out of cache: nothing for what stays put, an element for a contiguous walk, a line for a jump."""
+        step = next((l.step for l in self.chains[s] if l.row == row), None)
+        out: dict[str, float] = {}
+        for array, coeffs, _, _ in self.facts[s].accesses:
+            arr = self.program.arrays[array]
+            if not arr.rank:
+                continue
+            stride = _stride(coeffs, step) if step is not None else 1e6
+            moved = 0.0 if stride == 0 else (arr.dtype.nbytes * stride if stride * arr.dtype.nbytes < LINE else LINE)
+            out[array] = max(out.get(array, 0.0), moved)
+        return out
+
+
+def _overheads(L: Lowered, chains: dict[str, list[_Loop]], rates: _Rates) -> tuple[float, float]:
+    """Forks (the first team and every later region) and barriers: a parallel loop starts a region
+    each time it is entered, unless one region holds them all (`Lowered.region`: one fork, a
+    barrier per entry)."""
+    entries = 0.0
+    seen = set()
+    for loop in L.tree.loops():
+        marked = [s for s in loop.statements if (s, loop.row) in L.parallel]
+        if not marked or loop.key() in seen:
+            continue
+        seen.add(loop.key())
+        s = marked[0]
+        outer = [l.extent for l in chains[s] if l.row < loop.row]
+        entries += math.prod(outer) if outer else 1.0
+        # loops nested in a parallel loop are not counted again
+        seen |= {inner.key() for inner in loop.walk()}
+    if not entries:
+        return 0.0, 0.0
+    if L.region:
+        return rates.fork, entries * rates.region
+    return rates.fork + (entries - 1) * rates.region, 0.0
+
+
+def speedup(lowered: Lowered, original: Lowered, target: Target) -> float:
+    """The estimated speedup of `lowered` over `original`."""
+    return estimate(original, target).seconds / max(1e-12, estimate(lowered, target).seconds)
+
+
+@dataclass
+class Estimates:
+    """Terms of one program's schedules, cached by the schedule's identity."""
+
+    target: Target
+    cache: dict = field(default_factory=dict)
+
+    def of(self, lowered: Lowered) -> CostTerms:
+        key = lowered.identity
+        if key not in self.cache:
+            self.cache[key] = estimate(lowered, self.target)
+        return self.cache[key]

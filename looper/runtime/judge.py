@@ -1,0 +1,67 @@
+"""Judging an answer against the original as a user pays for it.
+
+Both are run in fresh processes, interleaved, one cold call each (`runtime.run.time_as_run`), and
+compared by their means: the mean is what a user's runs cost on average, slow runs included (on a
+2-vCPU VM a parallel answer can be fast in half its fresh runs and 3-5x slower in the rest; the
+median of those runs reported 1.69x for fdtd-2d's answer while the mean was 0.74x).  An answer is
+written only when its mean beats the original's and none of its runs is slower than the original
+by more than `worst_ratio` of the original's median: a user who meets that run once sees a
+slower program.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+WORST_RATIO = 1.25  # no run of the answer over 1.25x the original's median (0.8x its speed)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """An answer's times against the original's, from the same interleaved rounds."""
+
+    original: tuple[float, ...]
+    answer: tuple[float, ...]
+    worst_ratio: float = WORST_RATIO
+
+    @property
+    def speedup(self) -> float:
+        """The original's mean over the answer's."""
+        return statistics.fmean(self.original) / statistics.fmean(self.answer)
+
+    @property
+    def worst(self) -> float:
+        """The answer's slowest run over the original's median."""
+        return max(self.answer) / statistics.median(self.original)
+
+    @property
+    def faster(self) -> bool:
+        return self.why_not() is None
+
+    def why_not(self) -> str | None:
+        """Why the answer must not be written (None: it may)."""
+        if self.speedup <= 1.0:
+            return f"its mean is not below the original's ({self.describe()})"
+        if self.worst > self.worst_ratio:
+            return (f"one of its runs took {self.worst:.2f}x the original's median, over the "
+                    f"{self.worst_ratio:.2f}x a user may meet ({self.describe()})")
+        return None
+
+    def describe(self) -> str:
+        """`1.42x the original (mean of 8 fresh runs each: 1.43 ms against 2.03 ms; answer's runs
+        1.40-1.52 ms)`."""
+        a, o = self.answer, self.original
+        return (f"{self.speedup:.2f}x the original (mean of {len(a)} fresh runs each: {_ms(statistics.fmean(a))} "
+                f"against {_ms(statistics.fmean(o))}; the answer's runs {_ms(min(a))}-{_ms(max(a))}, "
+                f"the original's {_ms(min(o))}-{_ms(max(o))})")
+
+    def to_json(self) -> dict:
+        return {"speedup": self.speedup, "runs": len(self.answer), "original_times": list(self.original),
+                "answer_times": list(self.answer), "original_mean": statistics.fmean(self.original),
+                "answer_mean": statistics.fmean(self.answer), "worst_over_original_median": self.worst}
+
+
+def _ms(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} us"
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"

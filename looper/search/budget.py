@@ -1,0 +1,251 @@
+"""The default search: the whole space ranked without compiling, a small budget measured as run.
+
+LOOPer's claim is that a cost model finds what a measuring search finds, at a fraction of the
+time.  The shipped model has never seen register tiles, packs, time tiles or vector loops, so on
+its own it cannot rank the space where the dense kernels' speed is (gemm at a third of OpenBLAS's
+rate where measuring reaches 80%).  So, in order:
+
+1. **Rank** (`Ranking`).  A beam search over the whole space, nothing compiled.  A schedule's
+   score is the model's prediction for its longest prefix of steps the model knows (fusion,
+   distribution, interchange, reversal, skew: its loop structure), times the analytic cost terms'
+   gain of everything after that prefix (`costmodel.terms`: parallelism, tiles, register tiles,
+   packs, vector loops, time tiles, expansions: what the model never saw).
+2. **Round one**: `per_round` candidates chosen to cover the best loop structures of the ranking
+   and every refinement family (register tile, pack, time tile, vector loop, tile, parallel
+   loop), each checked and timed as users run programs (fresh processes).
+3. **Fit**: each unmeasured candidate's score is corrected by what its nearest measured relatives
+   showed (the geometric mean of measured over predicted, among those of its loop structure and
+   family, else its family, else its structure, else all of them).
+4. **Round two**: the best `per_round` of the corrected ranking not measured yet.
+5. **Confirm**: the `confirm` fastest measured candidates and the original timed together, as
+   users run programs (fresh processes, enough of them to see a slow mode), judged by their means
+   with no run far slower than the original (`runtime.judge`).  The fastest that passes is the
+   answer, else the original.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..costmodel.terms import Estimates
+from ..ir.program import Program
+from ..runtime.judge import Judgement
+from ..runtime.status import Status
+from ..target import Target
+from ..transforms.schedule import Schedule
+from .scoring import Score, SearchResult
+from .evaluators import ExecutionEvaluator, ModelEvaluator
+from .hybrid import Verified, with_region
+
+# The transformation kinds the shipped cost model was trained on that choose loop structure.
+MODEL_STRUCTURE = frozenset(("shift", "fuse", "distribute", "interchange", "reverse", "skew"))
+FAMILIES = ("register", "pack", "timetile", "vector", "tile", "parallel", "plain")
+
+
+def family(s: Schedule) -> str:
+    """A schedule's refinement family: the most specific of what it adds to its loops."""
+    kinds = {t.kind for t in s.steps}
+    if "register" in kinds:
+        return "register"
+    if "pack" in kinds:
+        return "pack"
+    if "timetile" in kinds:
+        return "timetile"
+    if "vectorize" in kinds:
+        return "vector"
+    if kinds & {"tile", "sinktile", "blocks"}:
+        return "tile"
+    if s.lowered.parallel:
+        return "parallel"
+    return "plain"
+
+
+def model_prefix(s: Schedule) -> Schedule:
+    """The longest prefix of `s` made of steps the cost model knows that choose loop structure."""
+    n = 0
+    while n < len(s.steps) and s.steps[n].kind in MODEL_STRUCTURE:
+        n += 1
+    return Schedule(s.program, s.steps[:n])
+
+
+class Ranking:
+    """Scores without compiling (see the module docstring, step 1): predicted speedups."""
+
+    name = "ranking"
+
+    def __init__(self, program: Program, target: Target, model: ModelEvaluator | None = None):
+        self.program = program
+        self.model = model
+        self.estimates = Estimates(target)
+        self.base = self.estimates.of(Schedule(program).lowered).seconds
+        self._model: dict[tuple, float] = {}
+
+    def seconds(self, s: Schedule) -> float:
+        """The analytic estimate of `s`'s kernel time."""
+        return self.estimates.of(s.lowered).seconds
+
+    def _structure_scores(self, prefixes: Sequence[Schedule]) -> list[float]:
+        todo = [p for p in prefixes if p.steps and p.identity not in self._model]
+        if todo and self.model is not None:
+            for p, sc in zip(todo, self.model.evaluate(self.program, todo)):
+                self._model[p.identity] = sc.speedup if sc.ok else 1.0
+        return [self._model.get(p.identity, self.base / self.seconds(p)) if p.steps else 1.0 for p in prefixes]
+
+    def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
+        """The protocol: a predicted speedup over the original per schedule."""
+        prefixes = [model_prefix(s) for s in schedules]
+        structure = self._structure_scores(prefixes)
+        out = []
+        for s, p, m in zip(schedules, prefixes, structure):
+            if not s.steps:
+                out.append(Score(1.0, Status.OK, "original", predicted=1.0))
+                continue
+            gain = self.seconds(p) / self.seconds(s)
+            out.append(Score(m * gain, Status.PREDICTED, "", predicted=m * gain))
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class Candidate:
+    """One ranked schedule: its prediction, its corrected prediction, what measuring it gave."""
+
+    schedule: Schedule
+    predicted: float
+    structure: str
+    family: str
+    corrected: float = 0.0
+    measured: Score | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        """Measured over predicted (None: not measured, or its run failed)."""
+        m = self.measured
+        if m is None or not m.ok or m.status != Status.OK:
+            return None
+        return m.speedup / self.predicted
+
+
+@dataclass
+class Budgeted:
+    """What the budget measured, for reports: every candidate of both rounds and the confirmation."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    judgement: Judgement | None = None
+    rounds: list[int] = field(default_factory=list)  # candidates measured per round
+
+
+def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
+    """Every scored candidate of the ranking search, once per printed program, best first (with
+    one parallel region where they would fork a team more than once)."""
+    seen: set = set()
+    out = []
+    for e in sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
+                    key=lambda e: -e.score.speedup):
+        s = with_region(e.schedule) if regions else e.schedule
+        if s.identity in seen:
+            continue
+        seen.add(s.identity)
+        out.append(Candidate(s, e.score.speedup, s.structure().describe(), family(s), e.score.speedup))
+    return out
+
+
+def first_round(cands: list[Candidate], n: int) -> list[Candidate]:
+    """`n` candidates covering the ranking: the best of each of the best loop structures (half
+    the round), the best of every refinement family, the original structure's best, then the best
+    of what is left."""
+    chosen: list[Candidate] = []
+
+    def take(c: Candidate | None) -> None:
+        if c is not None and c not in chosen and len(chosen) < n:
+            chosen.append(c)
+
+    structures: list[str] = []
+    for c in cands:
+        if c.structure not in structures:
+            structures.append(c.structure)
+    for st in structures[:max(1, n // 2)]:
+        take(next(c for c in cands if c.structure == st))
+    for fam in FAMILIES:
+        if not any(c.family == fam for c in chosen):
+            take(next((c for c in cands if c.family == fam), None))
+    take(next((c for c in cands if c.schedule.keeps_original_structure()), None))
+    for c in cands:
+        take(c)
+    return chosen
+
+
+def correct(cands: list[Candidate]) -> None:
+    """Each unmeasured candidate's corrected prediction: its prediction times the geometric mean
+    of measured over predicted among its nearest measured relatives (step 3)."""
+    measured = [c for c in cands if c.ratio is not None]
+    if not measured:
+        return
+    for c in cands:
+        if c.measured is not None:
+            continue
+        for same in (lambda m: m.structure == c.structure and m.family == c.family,
+                     lambda m: m.family == c.family, lambda m: m.structure == c.structure, lambda m: True):
+            kin = [m.ratio for m in measured if same(m)]
+            if kin:
+                c.corrected = c.predicted * math.exp(sum(math.log(r) for r in kin) / len(kin))
+                break
+
+
+def measure_round(program: Program, cands: list[Candidate], evaluator: ExecutionEvaluator) -> None:
+    """Check and time `cands` (fresh processes each, per the evaluator's protocol)."""
+    for c, sc in zip(cands, evaluator.evaluate(program, [c.schedule for c in cands])):
+        c.measured = sc
+
+
+def distinct_best(measured: list[Candidate], n: int) -> list[Candidate]:
+    """The `n` fastest measured candidates, the best of each refinement family first, then of
+    each loop structure: siblings share their slow runs (the same parallel loop, the same
+    barriers), so confirming three of one kind would leave nothing different to fall back on."""
+    ranked_ = sorted(measured, key=lambda c: -c.measured.speedup)
+    out: list[Candidate] = []
+    for key in (lambda c: c.family, lambda c: (c.structure, c.family), lambda c: id(c)):
+        seen = {key(c) for c in out}
+        for c in ranked_:
+            if len(out) < n and c not in out and key(c) not in seen:
+                seen.add(key(c))
+                out.append(c)
+    return sorted(out, key=lambda c: -c.measured.speedup)
+
+
+def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluator, rounds: int = 2,
+             per_round: int = 8, confirm: int = 3, regions: bool = True
+             ) -> tuple[SearchResult, list[Verified], Budgeted]:
+    """The ranking search's `result` measured on a budget (steps 2-5 of the module docstring)."""
+    cands = ranked(result, regions)
+    report = Budgeted(cands)
+    batch = first_round(cands, per_round)
+    for r in range(rounds):
+        if not batch:
+            break
+        measure_round(program, batch, evaluator)
+        report.rounds.append(len(batch))
+        correct(cands)
+        batch = sorted((c for c in cands if c.measured is None), key=lambda c: -c.corrected)[:per_round]
+    finalists = distinct_best([c for c in cands if c.ratio is not None], confirm)
+    best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
+    if finalists:
+        original, timed = evaluator.time_together(program, [c.schedule for c in finalists])
+        ranked_final = sorted(((c, sp, t) for c, (sp, t) in zip(finalists, timed) if sp and t),
+                              key=lambda x: -x[1])
+        for c, speedup, times in ranked_final:
+            judged = Judgement(tuple(original or ()), tuple(times))
+            if original and judged.faster:
+                report.judgement = judged
+                best_s = c.schedule
+                best_sc = Score(judged.speedup, Status.OK, "confirmed: " + judged.describe(), list(times),
+                                predicted=c.predicted)
+                break
+            if report.judgement is None and original:
+                report.judgement = judged
+    verified = [Verified(c.schedule, c.predicted, c.measured) for c in cands if c.measured is not None]
+    out = SearchResult(best_s, best_sc, result.explored, result.seconds, result.machinery_seconds, result.levels)
+    return out, verified, report

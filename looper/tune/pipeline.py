@@ -1,0 +1,220 @@
+"""`tune(program, options, target) -> Answer`: one tuning run, in one place.
+
+After TVM's `auto_schedule(task, policy, options)`.  The stages, in order:
+
+1. **dependences** of the program (`poly.deps`);
+2. **the search** (`prepare`): the policy for the evaluator, the evaluators (the cost model,
+   measurement as users run programs), a stand-in when the program is long (`search.proxy`),
+   restraint for kernels too short for threads (`search.restraint`);
+3. **its end**: a measuring search confirms its best candidates against the original
+   (`search.confirm`); the hybrid measures its budget of candidates and confirms the best
+   (`search.hybrid`);
+4. **verification and fallback** (`search.verify.check_answer`): the answer is replayed at a small
+   size, built with the user's compiler and compared exactly with the original, a model answer is
+   timed against the original, and a refused answer gives way to the next-best candidate, then to
+   the original.
+
+The command line, the Python API, `looper bench` and the benchmark scripts all go through `tune`,
+so what a benchmark times is what `looper optimize` writes.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..ir.program import Program
+from ..lang.resize import Resized
+from ..poly.deps import Dependences, compute_dependences
+from ..runtime.measurements import MeasurementStore
+from ..runtime.ompenv import OmpEnv
+from ..runtime.verify import Toolchain
+from ..search.beam import beam_search
+from ..search.scoring import SearchResult
+from ..search.confirm import confirm
+from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
+from ..search.budget import Budgeted, Ranking, budgeted
+from ..search.hybrid import Verified
+from ..search.policy import SearchPolicy, policy_for
+from ..search.proxy import StandIn, carry, stand_in
+from ..search.restraint import restraint
+from ..search.verify import AnswerCheck, VerifyOptions, check_answer
+from ..target import Target
+from .options import Evaluator, TuneOptions
+
+Progress = Callable[[int, int], None]
+LevelProgress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Search:
+    """A ready search: its policy, the evaluator that scores the beam, and (measure, hybrid) the
+    measuring evaluator.  `run` returns the answer; `verified` holds hybrid's measured candidates."""
+
+    program: Program
+    kind: Evaluator
+    policy: SearchPolicy
+    evaluator: object
+    measure: ExecutionEvaluator | None = None
+    options: TuneOptions = field(default_factory=TuneOptions)
+    verified: list[Verified] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the search did differently from what was asked
+    # a measuring search's stand-in with fewer time steps or smaller sizes (`search.proxy`), and its evaluator
+    stand_in: StandIn | None = None
+    stand_in_measure: ExecutionEvaluator | None = None
+    budget: Budgeted | None = None  # the hybrid's measurements and confirmation
+
+    def run(self, deps: Dependences, progress: LevelProgress | None = None, keep_open: bool = False) -> SearchResult:
+        """The search's answer (`keep_open`: the measuring evaluator stays usable after it, for
+        reports that time the answer again; `close()` it then)."""
+        try:
+            if self.stand_in is not None:
+                found = beam_search(self.stand_in.program, compute_dependences(self.stand_in.program),
+                                    self.stand_in_measure, self.policy, progress)
+                result = carry(found, self.program, deps)
+            else:
+                result = beam_search(self.program, deps, self.evaluator, self.policy, progress)
+            if self.kind is Evaluator.MEASURE and self.policy.confirm_top > 1:
+                result = confirm(self.program, result, self.measure, self.policy.confirm_top)
+            if self.kind is Evaluator.HYBRID:
+                h = self.options.hybrid
+                result, self.verified, self.budget = budgeted(self.program, result, self.measure, h.rounds,
+                                                              h.per_round, h.confirm, regions=self.policy.regions)
+            return result
+        finally:
+            if not keep_open:
+                self.close()
+
+    def close(self) -> None:
+        for evaluator in (self.measure, self.stand_in_measure):
+            if evaluator is not None:
+                evaluator.close()
+
+
+@dataclass
+class Answer:
+    """A tuning run's outcome: the answer, how it was found and checked."""
+
+    program: Program
+    result: SearchResult
+    evaluator: Evaluator
+    target: Target
+    verified: list[Verified] = field(default_factory=list)  # hybrid: the candidates measured
+    notes: list[str] = field(default_factory=list)
+    omp_env: OmpEnv | None = None  # the environment measurements were taken in (None: none taken)
+    environment: list[str] = field(default_factory=list)  # the answer's speed in each OpenMP environment
+    check: AnswerCheck | None = None  # verification and the speed guard (None: not run)
+    seconds: float = 0.0  # the whole run: search, confirmation, verification
+    measured: int = 0  # candidates the search compiled and ran (memo answers not counted)
+    original_seconds: float | None = None  # the original's kernel time, when the search measured it
+
+
+def never_runs(program: Program) -> str | None:
+    """Why the cost model cannot describe a program with a statement that never runs at these
+    sizes (`-D TSTEPS=0`, a loop whose range is empty): its features need every statement's loop
+    bounds.  None when every statement runs."""
+    idle = [s for s in program.statements if s.domain.is_empty()]
+    if not idle:
+        return None
+    lines = ", ".join(str(s.line) for s in idle[:3]) + (", ..." if len(idle) > 3 else "")
+    return (f"{'a statement' if len(idle) == 1 else f'{len(idle)} statements'} (line {lines}) never "
+            f"run{'s' if len(idle) == 1 else ''} at these sizes, which the cost model cannot describe")
+
+
+def prepare(program: Program, options: TuneOptions, target: Target, model=None,
+            store: MeasurementStore | None = None, progress: Progress | None = None) -> Search:
+    """The search of `program` that `options` ask for on `target`.  `model`: a loaded (network,
+    metadata) pair (None: `options.model`, else the shipped weights, loaded here); `store`: the
+    measurement memo (None: `options.db`'s, when `options.memo`)."""
+    kind = Evaluator.parse(options.evaluator)
+    notes = []
+    encodable = True
+    if kind.predicts:
+        from ..costmodel.features import unencodable
+        why = unencodable(program) or never_runs(program)
+        if why is not None:
+            encodable = False
+            if kind is Evaluator.MODEL:
+                notes.append(f"{why}: measuring instead of predicting")
+                kind = Evaluator.MEASURE
+            else:
+                notes.append(f"{why}: ranked by the analytic cost terms alone")
+    measure = None
+    if kind.measures:
+        if store is None and options.memo:
+            store = MeasurementStore(options.db)
+        measure = _measuring(program, options, target, store, progress)
+    made, proxy_measure = _stand_in(program, options, kind, target, store, progress, notes)
+    meta = None
+    if kind is Evaluator.MEASURE:
+        scorer: object = measure
+    else:
+        if model is None:
+            from ..costmodel.store import load_model
+            model = load_model(options.model)
+        net, meta = model
+        predictor = ModelEvaluator(program, net, meta) if encodable else None
+        scorer = predictor if kind is Evaluator.MODEL else Ranking(program, target, predictor)
+    policy = policy_for(kind.value, meta, beam=options.beam, max_affine=options.max_affine,
+                        max_fusion=options.max_fusion, time_budget=options.budget,
+                        structure_budget=options.structure_budget, explain=options.explain or None, target=target)
+    if measure is not None:
+        why = restraint(measure.original_seconds(), target)
+        if why is not None:
+            policy = policy.with_(sequential=why)
+            notes.append(why)
+    return Search(program, kind, policy, scorer, measure, options, notes=notes, stand_in=made,
+                  stand_in_measure=proxy_measure)
+
+
+def _measuring(program: Program, options: TuneOptions, target: Target, store, progress) -> ExecutionEvaluator:
+    return ExecutionEvaluator(program, repeats=options.repeats or options.protocol.rank_runs, threads=target.threads,
+                              flags=target.cflags, store=store, memoize=options.memo, progress=progress,
+                              omp_env=options.omp_env, protocol=options.protocol)
+
+
+def _stand_in(program: Program, options: TuneOptions, kind: Evaluator, target: Target, store, progress,
+              notes: list[str]) -> tuple[StandIn | None, ExecutionEvaluator | None]:
+    """The stand-in `options.proxy` asks for (a measuring search only), and its evaluator."""
+    if options.proxy is None:
+        return None, None
+    made = stand_in(program, options.proxy) if kind is Evaluator.MEASURE else "only a measuring search uses one"
+    if isinstance(made, str):
+        notes.append(f"no stand-in ({options.proxy.describe()}): {made}")
+        return None, None
+    notes.append(f"candidates measured with {made.describe()}; the best replayed and timed again "
+                 "at the program's sizes")
+    return made, _measuring(made.program, options, target, store, progress)
+
+
+def verify_options(options: TuneOptions, target: Target) -> VerifyOptions:
+    """How `options` ask the answer to be checked, with the target's compiler and threads."""
+    return VerifyOptions(Toolchain(target.cc, tuple(target.cflags)), target.threads, options.omp_env, options.verify,
+                         options.speed_guard, options.max_alternatives, options.max_timed)
+
+
+def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
+         store: MeasurementStore | None = None, resized: Resized | None = None, index: int = 0,
+         progress: Progress | None = None, level_progress: LevelProgress | None = None) -> Answer:
+    """Tune `program` for `target` as `options` say (the stages in the module docstring).
+    `resized`: the program at the verification size (`lang.resize`; its `index`-th program is this
+    one), None to skip verification and the speed guard."""
+    t0 = time.perf_counter()
+    deps = compute_dependences(program)
+    search = prepare(program, options, target, model, store, progress)
+    result = search.run(deps, progress=level_progress, keep_open=True)
+    check, lines = None, []
+    try:
+        if resized is not None:
+            result, check = check_answer(program, result, search.kind.value, search.policy, deps, resized, index,
+                                         verify_options(options, target), search.verified)
+        if options.report_environment and search.measure is not None and result.best.steps \
+                and result.best.lowered.parallel:
+            from ..search.report import environment_lines
+            lines = environment_lines(program, search.measure, result.best)
+    finally:
+        search.close()
+    env = options.omp_env if search.measure is not None else None
+    measured = sum(e.measured for e in (search.measure, search.stand_in_measure) if e is not None)
+    return Answer(program, result, search.kind, target, list(search.verified), list(search.notes), env, lines, check,
+                  time.perf_counter() - t0, measured, search.measure.baseline if search.measure else None)

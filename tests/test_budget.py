@@ -1,0 +1,140 @@
+"""The default search's budget: rank without compiling, measure a few, correct, confirm.
+
+Measurements are replaced by fixed numbers (tests never depend on timing); what is checked is
+which candidates the budget measures and what it answers."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import TARGET, differential
+from looper.lang.parse import parse_file
+from looper.poly.deps import compute_dependences
+from looper.runtime.status import Status
+from looper.search.beam import beam_search
+from looper.search.scoring import Score
+from looper.search.budget import (
+    FAMILIES, Candidate, Ranking, budgeted, correct, family, first_round, model_prefix, ranked,
+)
+from looper.search.policy import policy_for
+from looper.transforms.schedule import Schedule
+
+from conftest import kernel_path
+
+
+@pytest.fixture(scope="module")
+def gemm_ranked():
+    p = parse_file(kernel_path("gemm"), "MEDIUM")
+    d = compute_dependences(p)
+    policy = policy_for("hybrid", target=TARGET)
+    result = beam_search(p, d, Ranking(p, TARGET), policy)
+    return p, d, result
+
+
+def test_the_ranking_sees_the_grown_space_and_favours_register_tiles_for_a_product(gemm_ranked):
+    """No compiling: the analytic terms alone rank gemm's register tiles above its plain tiles,
+    and the beam reaches them (the model search never proposes one)."""
+    p, d, result = gemm_ranked
+    cands = ranked(result, regions=True)
+    assert cands and all(c.schedule.steps for c in cands)
+    assert cands[0].family == "register"
+    assert {c.family for c in cands} >= {"register", "tile", "parallel", "plain"}
+    assert all(c.schedule.lowered.identity not in {o.schedule.lowered.identity for o in cands[k + 1:]}
+               for k, c in enumerate(cands[:20]))  # once per printed program
+
+
+def test_the_first_round_covers_structures_and_families(gemm_ranked):
+    _, _, result = gemm_ranked
+    cands = ranked(result, regions=True)
+    chosen = first_round(cands, 8)
+    assert len(chosen) == 8 and len({id(c) for c in chosen}) == 8
+    fams = {c.family for c in cands}
+    assert {c.family for c in chosen} >= {f for f in FAMILIES if f in fams} - {"vector"} or len(fams) > 8
+    assert len({c.structure for c in chosen}) >= 3
+    assert any(c.schedule.keeps_original_structure() for c in chosen)
+
+
+def test_the_correction_follows_the_nearest_measured_relatives():
+    p = parse_file(kernel_path("gemm"), "MINI")
+
+    def cand(structure, fam, predicted, measured=None):
+        c = Candidate(Schedule(p), predicted, structure, fam, predicted)
+        if measured is not None:
+            c.measured = Score(measured, Status.OK)
+        return c
+    a = cand("A", "register", 4.0, measured=2.0)  # measured at half its prediction
+    b = cand("B", "tile", 2.0, measured=3.0)  # measured at 1.5x
+    same = cand("A", "register", 3.0)
+    fam_only = cand("C", "register", 3.0)
+    struct_only = cand("B", "parallel", 2.0)
+    neither = cand("D", "plain", 1.0)
+    correct([a, b, same, fam_only, struct_only, neither])
+    assert same.corrected == pytest.approx(1.5) and fam_only.corrected == pytest.approx(1.5)
+    assert struct_only.corrected == pytest.approx(3.0)
+    assert neither.corrected == pytest.approx((0.5 * 1.5) ** 0.5)
+
+
+class FixedTimes:
+    """An ExecutionEvaluator stand-in: a fixed speedup per family; confirmation times in fresh
+    'runs' derived from them (the original at 1.0 s)."""
+
+    def __init__(self, speedups, slow_runs=()):
+        self.speedups = speedups
+        self.slow_runs = slow_runs  # families whose last confirmation run is 3x the original
+        self.evaluated: list[Schedule] = []
+
+    def evaluate(self, program, schedules):
+        self.evaluated += schedules
+        return [Score(self.speedups.get(family(s), 1.0), Status.OK, "", [1.0]) for s in schedules]
+
+    def time_together(self, program, schedules, rounds=None):
+        original = [1.0] * 8
+        out = []
+        for s in schedules:
+            t = [1.0 / self.speedups.get(family(s), 1.0)] * 8
+            if family(s) in self.slow_runs:
+                t[-1] = 3.0
+            out.append((sum(original) / sum(t), t))
+        return original, out
+
+
+def test_the_budget_measures_two_rounds_and_answers_the_fastest_that_passes(gemm_ranked):
+    p, _, result = gemm_ranked
+    ev = FixedTimes({"register": 5.0, "tile": 2.0, "parallel": 1.5})
+    best, verified, report = budgeted(p, result, ev, rounds=2, per_round=8, confirm=3)
+    assert report.rounds == [8, 8] and len(ev.evaluated) == 16 and len(verified) == 16
+    assert family(best.best) == "register" and best.best_score.speedup == pytest.approx(5.0)
+    assert report.judgement is not None and report.judgement.faster
+    assert best.best_score.detail.startswith("confirmed: 5.00x the original (mean of 8 fresh runs")
+
+
+def test_an_answer_with_one_run_far_slower_than_the_original_is_passed_over(gemm_ranked):
+    """The register tiles win by their mean (3 of 8 runs at 0.2 s), but one run takes 3x the
+    original: the next finalist is written."""
+    p, _, result = gemm_ranked
+    ev = FixedTimes({"register": 5.0, "tile": 2.0}, slow_runs={"register"})
+    best, _, report = budgeted(p, result, ev, rounds=1, per_round=8, confirm=3)
+    assert family(best.best) == "tile"
+
+
+def test_nothing_faster_means_the_original(gemm_ranked):
+    p, _, result = gemm_ranked
+    ev = FixedTimes({f: 0.5 for f in FAMILIES})
+    best, _, _ = budgeted(p, result, ev, rounds=2, per_round=4, confirm=2)
+    assert not best.best.steps
+
+
+def test_the_model_scores_only_the_prefix_it_knows(gemm_ranked):
+    p, d, result = gemm_ranked
+    grown = next(c.schedule for c in ranked(result, True) if c.family == "register")
+    prefix = model_prefix(grown)
+    assert all(t.kind in ("shift", "fuse", "distribute", "interchange", "reverse", "skew") for t in prefix.steps)
+    assert len(prefix.steps) < len(grown.steps)
+
+
+def test_the_ranked_candidates_compute_what_the_original_does(gemm_ranked, tmp_path):
+    p, d, result = gemm_ranked
+    small = parse_file(kernel_path("gemm"), "MINI")
+    from looper.poly.legality import replay
+    picks = [replay(c.schedule, small)[0] for c in first_round(ranked(result, True), 8)]
+    picks = [s for s in picks if s is not None]
+    assert picks and differential(small, picks, tmp_path) == []

@@ -1,0 +1,45 @@
+"""Answers are judged as users pay for them: fresh runs, means, no run far slower than the original."""
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from looper.runtime.judge import WORST_RATIO, Judgement
+from looper.runtime.run import AS_RUN, WARM
+
+
+def test_a_bimodal_answer_that_wins_by_the_median_loses_by_the_mean():
+    """After fdtd-2d MEDIUM as measured: the answer took 1.43 ms in most fresh runs and 5.5-9.5 ms
+    in the rest; the original a steady 2.9 ms.  The median says 2x faster; a user pays the mean."""
+    original = (2.9e-3, 2.95e-3, 2.92e-3, 2.97e-3, 2.9e-3, 2.93e-3, 2.96e-3, 2.91e-3)
+    answer = (1.43e-3, 5.5e-3, 1.42e-3, 9.5e-3, 1.44e-3, 7.1e-3, 1.43e-3, 1.41e-3)
+    j = Judgement(original, answer)
+    by_median = statistics.median(original) / statistics.median(answer)
+    assert by_median > 1.5
+    assert j.speedup < 1 and not j.faster
+    assert "mean is not below" in j.why_not()
+
+
+def test_one_slow_run_is_enough_to_refuse_an_answer_whose_mean_wins():
+    """Seven runs twice as fast and one 3x slower than the original: the mean still wins (1.3x),
+    but a user who meets that run sees a slower program."""
+    original = (1.0,) * 8
+    answer = (0.5,) * 7 + (3.0,)
+    j = Judgement(original, answer)
+    assert j.speedup > 1.2 and j.worst == 3.0
+    assert not j.faster and "one of its runs took 3.00x" in j.why_not()
+
+
+def test_a_steady_faster_answer_is_written():
+    j = Judgement((1.0, 1.02, 0.99, 1.01), (0.5, 0.52, 0.49, 0.51))
+    assert j.faster and j.why_not() is None and j.speedup == pytest.approx(1.98, rel=0.01)
+    assert "1.99x the original (mean of 4 fresh runs each" in j.describe()
+    assert j.worst <= WORST_RATIO
+
+
+def test_protocols_summarize_and_size_their_samples():
+    assert AS_RUN.summary([1.0, 1.0, 4.0]) == 2.0 and WARM.summary([1.0, 1.0, 4.0]) == 1.0
+    assert AS_RUN.runs(0.001) >= 8  # at least 8 for a program under a second
+    assert AS_RUN.runs(2.0) < AS_RUN.runs(0.5) and AS_RUN.runs(60.0) == 3
+    assert AS_RUN.runs(0.001, judging=False) < AS_RUN.runs(0.001)
