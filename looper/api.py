@@ -61,9 +61,11 @@ def is_c_input(program: str | os.PathLike) -> bool:
 def load_programs(program: str | os.PathLike, size: str | None = None, defines=None,
                   includes: Iterable[str] = ()):
     """A Python program (`Program`) or a parsed C file (`CFile`, one program per scop), at sizes
-    the machine can run (`ir.resources`: memory, C int ranges; a usage error otherwise)."""
+    the machine can run (`ir.resources`: memory, C int ranges; a usage error otherwise).
+    `polybench:NAME` names a kernel that ships with looper (`looper.kernels`)."""
     from .ir.resources import check_resources
-    loaded = _load(program, size, defines, includes)
+    from .kernels import resolve_program
+    loaded = _load(resolve_program(program), size, defines, includes)
     for p, sizes in ([(loaded, None)] if not hasattr(loaded, "scops") else
                      [(s.program, s.size_vars) for s in loaded.scops]):
         check_resources(p, sizes)
@@ -258,8 +260,8 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
              level_progress: Callable[[str, int, int], None] | None = None) -> Kernel | OptimizedFile:
     """Search for a fast transformation sequence of a program; the options mirror `looper optimize`.
 
-    `program`: a path (`.py`: looper's Python subset; `.c`: C with `#pragma scop` regions) or the
-    program's text.  `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
+    `program`: a path (`.py`: looper's Python subset; `.c`: C with `#pragma scop` regions), the
+    program's text, or `polybench:NAME` (a shipped kernel).  `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
     size overrides {"N": 500} for Python; preprocessor defines ["LARGE_DATASET", "N=500"] for C,
     with `includes` (-I directories).  `model`: weights to load (default: the shipped ones) or a
     loaded (network, metadata) pair.  `omp_env`: the OpenMP environment measurements are taken

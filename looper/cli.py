@@ -54,6 +54,22 @@ def omp_env_option(fn):
                              "(OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=active) or 'NAME=V ...'.")(fn)
 
 
+class ProgramFile(click.ParamType):
+    """FILE, or `polybench:NAME` for a PolyBench kernel that ships with looper (any directory)."""
+
+    name = "file"
+
+    def convert(self, value, param, ctx):
+        from .kernels import resolve_program
+        try:
+            return resolve_program(value)
+        except LooperUsageError as e:
+            self.fail(e.message, param, ctx)
+
+
+PROGRAM = ProgramFile()
+
+
 def load_program(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...] = ()):
     """The program of FILE: a Python program, or the one scop of a C file."""
     from .api import load_programs
@@ -72,13 +88,15 @@ def load_program(file: str, size: str | None, defines: tuple[str, ...], includes
 def main() -> None:
     """looper: a learned polyhedral autoscheduler for loop-nest programs.
 
-    Programs are written in a small Python subset (see README.md); looper parses them (never runs
-    them), optimizes their loop nests with isl, and emits OpenMP C.
+    Programs are written in a small Python subset (docs/manual/python-subset.md) or are C with
+    #pragma scop regions; looper parses them (never runs them), optimizes their loop nests with
+    isl, and emits OpenMP C.  FILE may also name a PolyBench kernel that ships with looper, from
+    any directory: polybench:gemm, polybench:jacobi-2d, ...
     """
 
 
 @main.command("compile")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PROGRAM)
 @size_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Where to write the C program (default: standard output).")
@@ -103,7 +121,7 @@ def compile_cmd(file: str, size: str | None, defines: tuple[str, ...], includes:
 
 
 @main.command("run")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PROGRAM)
 @size_options
 @click.option("--dump", is_flag=True, help="Print the OUTPUTS arrays (PolyBench dump format).")
 @click.option("--repeat", "-r", default=1, show_default=True, type=click.IntRange(1, 1000),
@@ -134,7 +152,7 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 
 
 @main.command("optimize")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PROGRAM)
 @size_options
 @click.option("--beam", "-b", default=3, show_default=True, type=click.IntRange(1, 64),
               help="Beam width: schedules kept per level.")
@@ -152,7 +170,7 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
               help="With --evaluator hybrid: how many of the model's best candidates to measure "
                    "(the best of each loop structure first).")
 @click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
-              help="Cost model weights (default: models/looper-v6.pt, or $LOOPER_MODEL).")
+              help="Cost model weights (default: $LOOPER_MODEL, else the shipped looper-v6.pt).")
 @click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Timed runs per candidate (after one warm-up run that also checks outputs).")
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
@@ -241,7 +259,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
     if c_input:
         click.echo(f"wrote {answer.write(output)}")
     elif emit == "function":
-        out = Path(output) if output else Path(file).with_suffix(".looper.c")
+        out = Path(output) if output else _function_output(file)
         header = out.with_suffix(".h")
         code = answer.function(header_name=header.name)
         write_text(out, code.source)
@@ -251,6 +269,13 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
         write_text(output, answer.program_c(bake_env=baked))
     if json_out:
         write_text(json_out, json.dumps(answer.to_json(), indent=1))
+
+
+def _function_output(file: str) -> Path:
+    """--emit function's default: FILE.looper.c beside FILE, or here for a shipped kernel."""
+    from .kernels import is_shipped
+    out = Path(file).with_suffix(".looper.c")
+    return Path(out.name) if is_shipped(file) else out
 
 
 @main.command("datagen")
