@@ -225,8 +225,9 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
     unrolling; every candidate is checked for legality with isl before it is scored.  FILE is a
-    program in looper's Python subset, or C with #pragma scop / #pragma endscop regions
-    (preprocessed with gcc -E and the -I/-D flags), which is rewritten in place.
+    program in looper's Python subset, C with #pragma scop / #pragma endscop regions
+    (preprocessed with gcc -E and the -I/-D flags), which is rewritten in place, or polybench:NAME,
+    a PolyBench kernel that ships with looper.
     """
     import json
 
