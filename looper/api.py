@@ -261,7 +261,8 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
     """Search for a fast transformation sequence of a program; the options mirror `looper optimize`.
 
     `program`: a path (`.py`: looper's Python subset; `.c`: C with `#pragma scop` regions), the
-    program's text, or `polybench:NAME` (a shipped kernel).  `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
+    program's text, or `polybench:NAME` (a kernel that ships with looper).
+    `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
     size overrides {"N": 500} for Python; preprocessor defines ["LARGE_DATASET", "N=500"] for C,
     with `includes` (-I directories).  `model`: weights to load (default: the shipped ones) or a
     loaded (network, metadata) pair.  `omp_env`: the OpenMP environment measurements are taken

@@ -2,8 +2,9 @@
 
 A weights file holds the state dict and a metadata dict (points, programs, CPU, flags, metrics,
 dataset hash, git revision, feature version, architecture).  The same metadata is written next to
-it as JSON for people.  A model whose feature version differs from the code's is refused.  The shipped model is package
-data (`weights/`), found through `importlib.resources`, so an installed wheel carries it.
+it as JSON for people.  A model whose feature version differs from the code's is refused.  The
+shipped model is package data (`weights/`), found through `importlib.resources`, so an installed
+wheel carries it.
 """
 from __future__ import annotations
 
