@@ -62,7 +62,8 @@ def _bench_settings(data: dict) -> list[str]:
         out.append(f"input {', '.join(meta['inputs'])}")
     if meta.get("compare"):
         out.append(f"peers {', '.join(meta['compare'])}")
-    for key, label in (("search_repeats", "timed runs per candidate: {:g}"), ("structure_budget", "structure budget {:g} s"),
+    for key, label in (("search_repeats", "timed runs per candidate: {:g}"),
+                       ("structure_budget", "structure budget {:g} s"),
                        ("search_budget", "search budget {:g} s"), ("step_proxy", "step proxy {:g}")):
         if meta.get(key) is not None:
             out.append(label.format(meta[key]))
@@ -182,7 +183,8 @@ def render(campaigns: list[Campaign]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if INDEX.md differs or is incomplete")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 if INDEX.md differs or is incomplete")
     ap.add_argument("--results", type=Path, default=RESULTS, help="the results directory")
     args = ap.parse_args(argv)
     campaigns, errors = load_all(args.results)
