@@ -1,6 +1,6 @@
 """What dealing uneven parallel loops cyclically gains (`looper/codegen/balance.py`).
 
-    python benchmarks/balance_bench.py benchmarks/results/model-MEDIUM-v6.json --rounds 15
+    python benchmarks/balance_bench.py benchmarks/results/2026-11-24-model-v6/model-MEDIUM-v6.json --rounds 15
 
 For every answer recorded in a model_bench.py / search_bench.py JSON whose C has a cyclic
 `schedule(static, k)`, three kernels are built into one binary and timed interleaved (fresh

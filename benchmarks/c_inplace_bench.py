@@ -16,7 +16,7 @@ binaries that passed are timed interleaved: `--rounds` rounds, each running ever
 fresh process, in alternating order, OMP_NUM_THREADS=--threads; the table shows medians and the
 speedup over gcc.
 
-    python benchmarks/c_inplace_bench.py --size LARGE --rounds 5 --json results/c-inplace-LARGE.json
+    python benchmarks/c_inplace_bench.py --size LARGE --rounds 5 --json benchmarks/results/2026-11-25-c-inplace/c-inplace-LARGE.json
     python benchmarks/c_inplace_bench.py --size MINI --kernels gemm,jacobi-2d --rounds 2    # smoke test
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The speed a user gets: looper's default answers timed as the user runs them, against looper's
 tuned measurement of the same answers (the OpenMP-environment issue's table).
 
-    python benchmarks/env_bench.py --size MEDIUM --rounds 10 --json benchmarks/results/env-MEDIUM.json
+    python benchmarks/env_bench.py --size MEDIUM --rounds 10 --json benchmarks/results/2026-11-25-omp-env/env-MEDIUM.json
     python benchmarks/env_bench.py --size LARGE --kernels fdtd-2d,jacobi-2d --extra benchmarks/stencils/blur2.py
 
 Per kernel: the answer `looper optimize` writes by default (model evaluator, verified, and timed
@@ -19,7 +19,7 @@ tables) adds the original's run-to-run noise to the ratio (cholesky's original a
 between 4.7 and 6.8 ms at MEDIUM); `paired` is the median over rounds of the answer's tuned time
 over its user time in the same round, a check on the drift between rounds.
 
-    python benchmarks/env_bench.py --report benchmarks/results/env-MEDIUM.json  # re-print a table
+    python benchmarks/env_bench.py --report benchmarks/results/2026-11-25-omp-env/env-MEDIUM.json  # re-print a table
 """
 from __future__ import annotations
 

@@ -13,11 +13,12 @@ import time
 from pathlib import Path
 
 from looper.codegen.harness import program_c
+from looper.kernels import polybench_dir
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.ir.schedule import original
 
-KERNELS = Path(__file__).resolve().parent / "polybench"
+KERNELS = polybench_dir()
 
 
 def measure(path: Path, size: str) -> tuple[float, float, float]:

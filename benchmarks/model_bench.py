@@ -1,7 +1,7 @@
 """Model-guided and hybrid search against measurement-guided search: the cost-model issue's tables.
 
     python benchmarks/model_bench.py --size LARGE --kernels gemm,2mm,... --hybrid \
-        --measured benchmarks/results/search-measure-LARGE.json
+        --measured benchmarks/results/2026-11-23-model-vs-measure/model-LARGE.json
     python benchmarks/model_bench.py --size MEDIUM            # all 30 kernels, model-guided only
 
 Per kernel: a model-guided beam search (its wall time is the search time: nothing is compiled);

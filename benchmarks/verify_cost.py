@@ -1,7 +1,7 @@
 """What checking an answer costs, and what it changed: `looper optimize` on PolyBench kernels with
 verification and the speed guard (the default) and without them (`--no-verify --no-speed-guard`).
 
-    python benchmarks/verify_cost.py --size MEDIUM --json benchmarks/results/verify-MEDIUM.json
+    python benchmarks/verify_cost.py --size MEDIUM --json benchmarks/results/2026-11-25-verify-cost/verify-MEDIUM.json
 
 Per kernel, both runs happen in fresh processes (`python -m looper.cli optimize ... --json`), the
 checked one first and the unchecked one right after it, with the same memo and model, so the

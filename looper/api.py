@@ -65,9 +65,11 @@ def is_c_input(program: str | os.PathLike) -> bool:
 def load_programs(program: str | os.PathLike, size: str | None = None, defines=None,
                   includes: Iterable[str] = ()):
     """A Python program (`Program`) or a parsed C file (`CFile`, one program per scop), at sizes
-    the machine can run (`ir.resources`: memory, C int ranges; a usage error otherwise)."""
+    the machine can run (`ir.resources`: memory, C int ranges; a usage error otherwise).
+    `polybench:NAME` names a kernel that ships with looper (`looper.kernels`)."""
     from .ir.resources import check_resources
-    loaded = _load(program, size, defines, includes)
+    from .kernels import resolve_program
+    loaded = _load(resolve_program(program), size, defines, includes)
     for p, sizes in ([(loaded, None)] if not hasattr(loaded, "scops") else
                      [(s.program, s.size_vars) for s in loaded.scops]):
         check_resources(p, sizes)
@@ -288,8 +290,9 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
              level_progress: Callable[[str, int, int], None] | None = None, **changes) -> Kernel | OptimizedFile:
     """Search for a fast transformation sequence of a program; what `looper optimize` does.
 
-    `program`: a path (`.py`: looper's Python subset; `.c`: C with `#pragma scop` regions) or the
-    program's text.  `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
+    `program`: a path (`.py`: looper's Python subset; `.c`: C with `#pragma scop` regions), the
+    program's text, or `polybench:NAME` (a kernel that ships with looper).
+    `size`: a dataset (Python: from SIZES; C: adds `-DSIZE_DATASET`).  `defines`:
     size overrides {"N": 500} for Python; preprocessor defines ["LARGE_DATASET", "N=500"] for C,
     with `includes` (-I directories).  `options`: a `tune.TuneOptions` (default: the default
     search, the hybrid where a compiler is present), with `changes` to its fields given as

@@ -87,7 +87,7 @@ def search_options(fn):
                      help="A measuring search measures candidates with every size divided by FACTOR (at "
                           "least 64 kept; Python programs), then times its best again at the real sizes."),
         click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
-                     help="Cost model weights (default: the shipped ones, or $LOOPER_MODEL)."),
+                     help="Cost model weights (default: $LOOPER_MODEL, else the shipped looper-v6.pt)."),
         click.option("--db", default=None, type=click.Path(dir_okay=False),
                      help="Measurement memo (SQLite; default under the cache directory)."),
         click.option("--no-memo", is_flag=True, help="Measure everything afresh (no SQLite memo)."),
@@ -124,6 +124,22 @@ def tune_options(kw: dict, cc: str = "gcc", cflags: str | None = None, **more):
     return options, target
 
 
+class ProgramFile(click.ParamType):
+    """FILE, or `polybench:NAME` for a PolyBench kernel that ships with looper (any directory)."""
+
+    name = "file"
+
+    def convert(self, value, param, ctx):
+        from .kernels import resolve_program
+        try:
+            return resolve_program(value)
+        except LooperUsageError as e:
+            self.fail(e.message, param, ctx)
+
+
+PROGRAM = ProgramFile()
+
+
 def load_program(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...] = ()):
     """The program of FILE: a Python program, or the one scop of a C file."""
     from .api import load_programs
@@ -142,13 +158,15 @@ def load_program(file: str, size: str | None, defines: tuple[str, ...], includes
 def main() -> None:
     """looper: a learned polyhedral autoscheduler for loop-nest programs.
 
-    Programs are written in a small Python subset (see README.md); looper parses them (never runs
-    them), optimizes their loop nests with isl, and emits OpenMP C.
+    Programs are written in a small Python subset (docs/manual/python-subset.md) or are C with
+    #pragma scop regions; looper parses them (never runs them), optimizes their loop nests with
+    isl, and emits OpenMP C.  FILE may also name a PolyBench kernel that ships with looper, from
+    any directory: polybench:gemm, polybench:jacobi-2d, ...
     """
 
 
 @main.command("compile")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PROGRAM)
 @size_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Where to write the C program (default: standard output).")
@@ -173,7 +191,7 @@ def compile_cmd(file: str, size: str | None, defines: tuple[str, ...], includes:
 
 
 @main.command("run")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PROGRAM)
 @size_options
 @click.option("--dump", is_flag=True, help="Print the OUTPUTS arrays (PolyBench dump format).")
 @click.option("--repeat", "-r", default=1, show_default=True, type=click.IntRange(1, 1000),
@@ -204,7 +222,7 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 
 
 @main.command("optimize")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PROGRAM)
 @size_options
 @search_options
 @click.option("--verify-top", default=None, type=click.IntRange(1, 100),
@@ -245,8 +263,9 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
     unrolling; every candidate is checked for legality with isl before it is scored.  FILE is a
-    program in looper's Python subset, or C with #pragma scop / #pragma endscop regions
-    (preprocessed with gcc -E and the -I/-D flags), which is rewritten in place.
+    program in looper's Python subset, C with #pragma scop / #pragma endscop regions
+    (preprocessed with gcc -E and the -I/-D flags), which is rewritten in place, or polybench:NAME,
+    a PolyBench kernel that ships with looper.
     """
     import json
 
@@ -278,7 +297,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
     if c_input:
         click.echo(f"wrote {answer.write(output)}")
     elif emit == "function":
-        out = Path(output) if output else Path(file).with_suffix(".looper.c")
+        out = Path(output) if output else _function_output(file)
         header = out.with_suffix(".h")
         code = answer.function(header_name=header.name)
         write_text(out, code.source)
@@ -288,6 +307,13 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
         write_text(output, answer.program_c(bake_env=baked))
     if json_out:
         write_text(json_out, json.dumps(answer.to_json(), indent=1))
+
+
+def _function_output(file: str) -> Path:
+    """--emit function's default: FILE.looper.c beside FILE, or here for a shipped kernel."""
+    from .kernels import is_shipped
+    out = Path(file).with_suffix(".looper.c")
+    return Path(out.name) if is_shipped(file) else out
 
 
 @main.command("datagen")

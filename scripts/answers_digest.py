@@ -4,7 +4,7 @@ predictions on the PolyBench kernels.
     python scripts/answers_digest.py                 # -> JSON on stdout
     python scripts/answers_digest.py --compare A.json B.json
 
-(1) Every answer recorded in `benchmarks/results/*.json` with its transformations (model_bench and
+(1) Every answer recorded in `benchmarks/results/**/*.json` with its transformations (model_bench and
 search_bench rows: "transformations", "hybrid_transformations", "measure_transformations") is
 replayed on a fresh parse of its kernel at its size and printed as the complete C program; the
 SHA-256 of each program is recorded.  (2) A model-guided beam search (the shipped model, default
@@ -34,7 +34,10 @@ def answer_digests() -> dict[str, str]:
 
     out: dict[str, str] = {}
     programs: dict = {}
-    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "*.json"))):
+    # keyed by file name, not campaign folder, and the kernel's path in the C's header comment named
+    # as polybench:NAME: checkouts in other places, and the layouts before and after the kernels
+    # became package data and the results campaign folders, give the same digests
+    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "**" / "*.json"), recursive=True)):
         data = json.loads(Path(path).read_text())
         size = data.get("size") if isinstance(data, dict) else None
         rows = data.get("rows", []) if isinstance(data, dict) else []
@@ -49,6 +52,7 @@ def answer_digests() -> dict[str, str]:
                     prog = programs[(kernel, size)] = parse_file(kernel_file(kernel), size)
                 sched = Schedule.from_json(prog, steps)
                 text = program_c(prog, [sched.lowered], comments=[f"looper: {sched.describe()}"])
+                text = text.replace(str(prog.path), f"polybench:{kernel}")
                 out[f"{Path(path).name}:{kernel}:{key}"] = hashlib.sha256(text.encode()).hexdigest()[:16]
     return out
 

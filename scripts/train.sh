@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce the shipped cost model, models/looper-v6.pt, from the shipped dataset (all thirteen
+# Reproduce the shipped cost model, looper/costmodel/weights/looper-v6.pt, from the shipped dataset (all thirteen
 # parts; deterministic split and seeds).  Two ensemble members train in parallel, one core and one
 # torch thread each (about 55 minutes on this 2-core machine).
 #   scripts/train.sh [OUT] [DATA_DIR...]
@@ -11,16 +11,16 @@
 #   scripts/train.sh models/looper-v4.pt @nine data/synth-v2-small-guided data/synth-v3-small-guided
 #   scripts/train.sh models/looper-v5.pt @nine data/synth-v2-small-guided data/synth-v3-small-guided \
 #     data/synth-v4-small-stencil
-# looper-v7 (not committed: held-out Spearman 0.746, README's cost-model section) adds the fourteenth part:
+# looper-v7 (not committed: held-out Spearman 0.746, docs/design/cost-model.md) adds the fourteenth part:
 #   scripts/train.sh /tmp/looper-v7.pt @nine data/synth-v2-small-guided data/synth-v3-small-guided \
 #     data/synth-v4-small-stencil data/synth-v5-large-coupled data/synth-v6-small-matmul
 # Each model from looper-v1 to looper-v5 guided the exploration lanes of a later data part
-# (scripts/datagen.sh), which is why they stay in models/.  The ranking-weight and capacity
-# experiments of README's cost-model section (not shipped), on the nine parts:
+# (scripts/datagen.sh); their metadata stays in models/, their weights are made by the lines above.
+# The ranking-weight and capacity experiments of docs/design/cost-model.md (not shipped), on the nine parts:
 #   RANK_WEIGHT=3 EPOCHS=30 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh /tmp/looper-rw3e30.pt @nine
 #   HIDDEN=192 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh /tmp/looper-h192.pt @nine
 set -euo pipefail
-out=${1:-models/looper-v6.pt}
+out=${1:-looper/costmodel/weights/looper-v6.pt}
 shift || true
 nine=(data/synth-v2 data/synth-v2-small data/synth-v2-large data/synth-v2-scalars data/synth-v2-scalars-large
   data/synth-v2-matmul-large data/synth-v2-explore data/synth-v2-scaled data/synth-v2-scaled-mix)

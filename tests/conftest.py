@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from looper.kernels import polybench_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-KERNELS_DIR = ROOT / "benchmarks" / "polybench"
+KERNELS_DIR = polybench_dir()  # package data, wherever looper is installed
 SHARED = Path(os.environ.get("LOOPER_SHARED", ROOT.parent / "shared"))
 KERNELS = sorted(p.stem for p in KERNELS_DIR.glob("*.py"))
 

@@ -248,8 +248,6 @@ def test_resume_keeps_finished_kernels(bench_run):
     assert after[0] == before  # not measured again
 
 
-@pytest.mark.skipif(not (pb.KERNEL_DIR.parent.parent / "models" / "looper-v6.pt").exists(),
-                    reason="the shipped cost model is not there yet (models/looper-v6.pt)")
 def test_check_only_all_kernels_all_available_peers(tmp_path):
     """What CI runs: every kernel at MINI through looper, gcc, graphite, isl (and polly when clang
     has it); outputs compared with gcc's, nothing timed."""

@@ -105,11 +105,12 @@ def test_guided_exploration_measures_more_of_the_same_programs(tmp_path):
     import shutil
     from click.testing import CliRunner
     from looper.cli import main
-    from conftest import ROOT
+    from looper.costmodel.store import weights_dir, DEFAULT_MODEL
+    shipped = str(weights_dir() / DEFAULT_MODEL)
     plain = _cfg(tmp_path / "ds", tmp_path / "lock")
     run_collection([3], plain)
     guided = dataclasses.replace(plain, out_dir=str(tmp_path / "ds2"), explore=1,
-                                 explore_model=str(ROOT / "models" / "looper-v1.pt"))
+                                 explore_model=shipped)
     (tmp_path / "ds2").mkdir()
     shutil.copy(tmp_path / "ds" / plain.memo_name, tmp_path / "ds2" / plain.memo_name)
     stats = run_collection([3], guided)
@@ -119,6 +120,5 @@ def test_guided_exploration_measures_more_of_the_same_programs(tmp_path):
     b = {r["sequence"] for r in rows}
     measured = [r for r in rows if r["legal"] and r["status"] in ("ok", "slow")]
     assert b - a and len(measured) > len(a) // 2
-    res = CliRunner().invoke(main, ["datagen", str(tmp_path / "ds3"), "-n", "1", "--explore-model",
-                                    str(ROOT / "models" / "looper-v1.pt")])
+    res = CliRunner().invoke(main, ["datagen", str(tmp_path / "ds3"), "-n", "1", "--explore-model", shipped])
     assert res.exit_code == 2 and "--explore" in res.output

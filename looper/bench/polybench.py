@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
-from ..errors import LooperUsageError
 from ..ir.program import Program
+from ..kernels import polybench_file, polybench_names
 from ..lang.parse import parse_file
 from ..poly.flops import KernelWork, kernel_work
 from ..poly.legality import replay
@@ -36,13 +35,13 @@ from . import check, native, peers, timing
 from .results import KernelResult, geomean
 
 
-__all__ = ["ALL_KERNELS", "KERNEL_DIR", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_file",
+__all__ = ["ALL_KERNELS", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_file",
            "run_kernel", "run_mode", "search"]
 
-KERNEL_DIR = Path(__file__).resolve().parent.parent.parent / "benchmarks" / "polybench"
 SIZES = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
 CEILING = "looper-measure"  # the measuring search's answers: a ceiling for the default, not the product
-ALL_KERNELS = sorted(p.stem.replace("_", "-") for p in KERNEL_DIR.glob("*.py"))
+ALL_KERNELS = polybench_names()
+kernel_file = polybench_file  # the bench's and the benchmarks' name for it
 
 
 @dataclass
@@ -92,14 +91,6 @@ class BenchConfig:
         """The systems of one input mode, the baseline first (`original`: looper's harness around
         the untransformed program, a diagnostic of the harness effect in the native mode)."""
         return ["gcc"] + (["original"] if mode == "native" else []) + list(self.searches()) + list(self.compare)
-
-
-def kernel_file(name: str) -> Path:
-    """The looper program of PolyBench kernel `name`, or a usage error listing the known ones."""
-    path = KERNEL_DIR / f"{name.replace('-', '_')}.py"
-    if not path.exists():
-        raise LooperUsageError(f"no PolyBench kernel '{name}' (known: {', '.join(ALL_KERNELS)})")
-    return path
 
 
 @dataclass(frozen=True)

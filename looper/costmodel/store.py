@@ -2,12 +2,15 @@
 
 A weights file holds the state dict and a metadata dict (points, programs, CPU, flags, metrics,
 dataset hash, git revision, feature version, architecture).  The same metadata is written next to
-it as JSON for people.  A model whose feature version differs from the code's is refused.
+it as JSON for people.  A model whose feature version differs from the code's is refused.  The
+shipped model is package data (`weights/`), found through `importlib.resources`, so an installed
+wheel carries it.
 """
 from __future__ import annotations
 
 import json
 import os
+from importlib.resources import files
 from pathlib import Path
 
 import torch
@@ -23,13 +26,15 @@ class ModelError(LooperError):
     """Missing, unreadable or incompatible weights."""
 
 
-def models_dir() -> Path:
-    return Path(__file__).resolve().parent.parent.parent / "models"
+def weights_dir() -> Path:
+    """Where the shipped weights are (a filesystem path: pip never installs a package zipped)."""
+    return Path(os.fspath(files(__package__) / "weights"))
 
 
 def default_model_path() -> Path:
+    """$LOOPER_MODEL, else the shipped model."""
     env = os.environ.get("LOOPER_MODEL")
-    return Path(env) if env else models_dir() / DEFAULT_MODEL
+    return Path(env) if env else weights_dir() / DEFAULT_MODEL
 
 
 def round_to_half(model: torch.nn.Module) -> None:

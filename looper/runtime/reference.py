@@ -7,8 +7,8 @@ reordering gives the same bits.  That check excuses a difference only in program
 original's own outputs change with contraction, or whose candidate's contracted outputs stay
 within rounding of the original's (`runtime.exact.within_rounding`): a new loop order can give gcc
 an FMA the original's order did not (correlation's and trmm's reductions after an interchange
-differ in the last bit), while a miscompile (gcc's AVX-512 one of some fused stencils, see README)
-is far from the original's values and is never excused.
+differ in the last bit), while a miscompile (gcc's AVX-512 one of some fused stencils, see
+docs/design/verification.md) is far from the original's values and is never excused.
 
 Two ways to compare: the harness' own check (`check:F`, a relative 1e-7 per value: what the
 measuring evaluator has always used), or, with `exact`, every value equal (`runtime.exact`: what

@@ -1,9 +1,9 @@
 """Running an answer and the original at one size and comparing every output exactly.
 
 Why looper checks what it writes, whatever evaluator chose it: the model evaluator compiles
-nothing, and a legal schedule can still come out wrong.  gcc 12 on this machine miscompiles some
-legal fused stencils under AVX-512 (README), a user's compiler or flags are not the ones the
-search measured with, and a parallel loop that isl proved free of dependences is still the one
+nothing, and a legal schedule can still come out wrong.  gcc 12 miscompiles some legal fused
+stencils under AVX-512 (docs/design/verification.md), a user's compiler or flags are not the ones
+the search measured with, and a parallel loop that isl proved free of dependences is still the one
 place where a code generator bug shows only when threads really run at once.  So the answer is
 built with the compiler and flags the user will use (`Toolchain`), run next to the original, and
 its outputs compared value for value (`runtime.exact`); a difference that only FMA contraction
