@@ -10,7 +10,7 @@ from looper.cli import main
 # The scop's first statement is on line 7.
 BASE = """#include <stdlib.h>
 #define N 100
-void kernel(int n, double A[N][N], double x[N], double *p, int B[N])
+void kernel(int n, double A[N][N], double x[N], double *p, int B[N], double **q, double R[][N])
 {
   int i, j;
 #pragma scop
@@ -26,6 +26,8 @@ CASES = {
     "pointer_arithmetic": ("  for (i = 0; i < n; i++)\n    *(p + i) = 0.0;", 8, 5,
                            ["pointer dereference", "*(p + i)"]),
     "pointer": ("  for (i = 0; i < n; i++)\n    p[i] = 0.0;", 8, 5, ["'p' is a pointer"]),
+    "open_extent_negative": ("  for (i = 0; i < n; i++)\n    R[i - 2][0] = 1.0;", 8, 1,
+                             ["subscript R[i - 2, 0] can be negative", "R[-2, 0]"]),
     "product_subscript": ("  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      A[i*j][j] = 1.0;",
                           9, 9, ["non-affine subscript", "product of 'i' and 'j'"]),
     "indirect_subscript": ("  for (i = 0; i < n; i++)\n    x[B[i]] = 1.0;", 8, 7,

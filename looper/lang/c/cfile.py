@@ -23,7 +23,8 @@ from .lower import ScopLowering, ScopTree
 from .preprocess import Preprocessed, preprocess
 from .scops import Locator, ScopSite, find_scops, parse_unit
 from .sizes import size_values
-from .specialize import Specializer, internal_names
+from .specialize import internal_names
+from .views import ArrayViews, array_views
 
 SIZE_LABELS = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
 NAME_PREFIX = "looper_"
@@ -47,6 +48,9 @@ class CScop:
     may_overlap: tuple[tuple[str, str], ...] = ()
     # the program's internal name -> the user's, where they differ (specialize.HARNESS_LOCALS)
     user_names: dict[str, str] = field(default_factory=dict)
+    # user name -> the first and one past the last element of `*A` the scop may reach (the
+    # declared extent, or what isl found the subscripts reach): the extent the overlap test checks
+    reach: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -133,14 +137,15 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     """One scop region as a `Program` (arrays, specialized statements, looper's own init) and the
     byte range of the user's file it replaces."""
     tree: ScopTree = lowering.run()
-    shapes = _shapes(tree, lowering, loc)
+    shapes = _shapes(tree, lowering)
     sizes = size_values(lowering.sizes, pp.macros, loc)
     _check_iterators_dead(tree, site, pp)
     rename = internal_names(tree.data, prefix)
     declared = sorted(tree.data.items(), key=lambda kv: _declaration_order(kv[1], pp.path))
-    arrays = _arrays(declared, shapes, sizes, rename, tree, site, loc)
-    nodes = Specializer(sizes, rename).nodes(tree.nodes)
-    statements = _statements(nodes, arrays, rename, sizes, pp)
+    views = array_views(tree, shapes, sizes, rename, loc)
+    arrays = _arrays(declared, views, rename, tree, site)
+    statements = _statements(views.nodes, arrays, rename, sizes, pp)
+    nodes = views.nodes
     written = {rename[n] for n in tree.written if n in rename}
     scratch = {rename[n] for n, a in tree.data.items() if n in rename and site.is_scratch(n)}
     outputs = tuple(Output(n) for n, a in arrays.items() if n in written and a.role == "param" and n not in scratch)
@@ -162,18 +167,16 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     users = {internal: user for user, internal in rename.items() if internal != user}
     return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
                  dict(sizes), _indent(inner), _may_overlap(tree, [u for u, _ in declared if u in shapes]),
-                 users)
+                 users, dict(views.reach))
 
 
-def _shapes(tree: ScopTree, lowering: ScopLowering, loc: Locator) -> dict[str, tuple]:
-    """Each array's extents as affine forms in the sizes (an array without one is refused)."""
+def _shapes(tree: ScopTree, lowering: ScopLowering) -> dict[str, tuple]:
+    """Each array's declared extents as forms in the sizes (None: left open, `A[]`, `*A`)."""
     shapes = {}
     for name, sym in tree.data.items():
         if sym.ctype.is_array:
-            if any(d is None for d in sym.ctype.dims):
-                raise loc.error(sym.decl, f"array '{name}' is declared without an extent ({name}[]): looper "
-                                          "needs every extent to prove accesses stay inside it", name)
-            shapes[name] = tuple(lowering.affine(d, f"extent of array '{name}'") for d in sym.ctype.dims)
+            shapes[name] = tuple(None if d is None else lowering.affine(d, f"extent of array '{name}'")
+                                 for d in sym.ctype.dims)
     return shapes
 
 
@@ -190,15 +193,12 @@ def _check_iterators_dead(tree: ScopTree, site: ScopSite, pp: Preprocessed) -> N
                 pp.path, site.end_line, 1)
 
 
-def _arrays(declared, shapes, sizes, rename, tree: ScopTree, site: ScopSite, loc: Locator) -> dict[str, Array]:
+def _arrays(declared, views: ArrayViews, rename, tree: ScopTree, site: ScopSite) -> dict[str, Array]:
     """The scop's data as IR arrays and scalars, in declaration order."""
     arrays: dict[str, Array] = {}
     for name, sym in declared:
-        if name in shapes:
-            extent = tuple(s.evaluate(sizes) for s in shapes[name])
-            if any(e <= 0 for e in extent):
-                raise loc.error(sym.decl, f"array '{name}' has an extent {list(extent)} at sizes "
-                                          f"{_show(sizes)}", name)
+        if name in views.extents:
+            extent = views.extents[name]
             shape = tuple(Affine.constant(e) for e in extent)  # sizes are constants (specialize.py)
             arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, shape, extent, "param")
         else:

@@ -1,7 +1,8 @@
 """Declared C types, reduced to what the polyhedral IR can hold: an element type and array extents.
 
 `double A[1000 + 0][1100]` (PolyBench's `POLYBENCH_2D` after preprocessing) is an F64 array with
-two extent expressions; `double *x` is a pointer, which the IR cannot describe (no extents); a
+two extent expressions; `double A[][M]` leaves the first open (None: `views` finds it from the
+subscripts); `double *x` is a pointer, which the IR cannot describe (no extents); a
 `typedef char base;` is followed to `char`.
 """
 from __future__ import annotations

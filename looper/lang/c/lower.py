@@ -24,6 +24,7 @@ from ...ir.program import (
     Loop, MinMax, Node, Select, SizeRef, Unary,
 )
 from .ctype import CType, TypeTable
+from .polynomial import Polynomial
 from .scops import Locator, ScopSite, Symbol
 
 # C functions the IR has, as (IR function, the C type of its arguments and result).
@@ -501,24 +502,25 @@ class ScopLowering:
                              f"reads (line {node.coord.line}): a scop's sizes stay fixed while it runs", name)
         self.sizes.setdefault(name, sym)
 
-    def affine(self, node, what: str) -> Affine:
-        """An integer affine form of the enclosing loop variables and sizes."""
+    def affine(self, node, what: str) -> Polynomial:
+        """An integer form of the enclosing loop variables and sizes that is affine once the sizes
+        are known: each term a loop variable (or none) times sizes (`i*lda + j`, `n*m - 1`)."""
         if isinstance(node, c_ast.Constant):
             v = _int_value(node.value) if node.type in ("int", "long int", "long long int") else None
             if v is None:
                 raise self.error(node, f"non-affine {what}: constant '{node.value}' is not an integer")
-            return Affine.constant(v)
+            return Polynomial.constant(v)
         if isinstance(node, c_ast.ID):
             name = node.name
             if name in self.active:
-                return Affine.of(name)
+                return Polynomial.variable(name)
             if name in self.iterators:
                 raise self.error(node, f"loop variable '{name}' is read outside its loop", name)
             sym = self.site.symbols.get(name)
             if sym is not None and (sym.ctype.is_array or sym.ctype.pointer):
                 raise self.error(node, f"non-affine {what}: '{name}' is an array", name)
             self._size(node, name)
-            return Affine.of(name)
+            return Polynomial.size(name)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
             a = self.affine(node.expr, what)
             return a.scale(-1) if node.op == "-" else a
@@ -539,7 +541,7 @@ class ScopLowering:
             a, b = self.affine(node.left, what), self.affine(node.right, what)
             if a.is_constant and b.is_constant and b.const != 0:
                 q = abs(a.const) // abs(b.const) * (1 if (a.const >= 0) == (b.const > 0) else -1)
-                return Affine.constant(q if node.op == "/" else a.const - q * b.const)
+                return Polynomial.constant(q if node.op == "/" else a.const - q * b.const)
             raise self.error(node, f"non-affine {what}: '{node.op}' of '{_text(node.left)}' by "
                                    f"'{_text(node.right)}'")
         if isinstance(node, c_ast.ArrayRef):
@@ -608,10 +610,10 @@ def _assignments(nodes):
             yield from _assignments(n.orelse)
 
 
-def _shift(b: Bound, k: int) -> Bound:
-    if isinstance(b, Affine):
-        return b + Affine.constant(k)
-    return MinMax(b.op, tuple(_shift(a, k) for a in b.args))
+def _shift(b, k: int):
+    if isinstance(b, MinMax):
+        return MinMax(b.op, tuple(_shift(a, k) for a in b.args))
+    return b + Polynomial.constant(k)
 
 
 def _loop_variable(init) -> str | None:

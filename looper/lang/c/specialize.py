@@ -1,8 +1,9 @@
 """A lowered scop specialized to its sizes, under names looper's own harness can hold.
 
-Sizes become constants in the syntax tree (`n - 1` -> `39`, `(double)n` -> `(double)40`): the
-code looper writes into the user's file runs only when the size variables have those values
-(`codegen.inplace`), so the two are the same there, and the harness that measures the scop needs
+Sizes become constants in the syntax tree (`n - 1` -> `39`, `(double)n` -> `(double)40`,
+`i*lda + j` -> `1000*i + j`): the code looper writes into the user's file runs only when the size
+variables have those values (`codegen.inplace`), so the two are the same there, and the harness
+that measures the scop needs
 no `#define n 40`, which would clash with any identifier `n` of the harness.  For the same reason
 an array or scalar named like a local of the harness's functions that name the program's arrays
 (`FILE *f` in save_outputs, `d0` in dump_arrays, ...) gets an internal name; the in-place output
@@ -11,10 +12,9 @@ prints the user's name again (`cexpr.verbatim_names`).
 from __future__ import annotations
 
 from ...ir.program import (
-    Affine, Assign, Binary, Bound, Call, Cast, Condition, Const, Expr, Guard, IterRef, Load, Loop,
+    Assign, Binary, Bound, Call, Cast, Condition, Const, Expr, Guard, IterRef, Load, Loop,
     MinMax, Node, Select, SizeRef, Unary,
 )
-
 # Locals of the harness's functions (codegen/harness.py, templates/main.c) that also name the
 # program's arrays: data with these names would be shadowed there.
 HARNESS_LOCALS = frozenset({"f", "g", "r", "i", "cnt", "bad", "scale", "path", "ts", "variant", "repeats",
@@ -41,10 +41,11 @@ class Specializer:
             return Guard(self.condition(n.cond), self.nodes(n.then), self.nodes(n.orelse), n.line)
         return Assign(self.load(n.target), n.op, self.expr(n.value), n.line)
 
-    def bound(self, b: Bound) -> Bound:
-        if isinstance(b, Affine):
-            return b.substitute(self.sizes)
-        return MinMax(b.op, tuple(self.bound(a) for a in b.args))
+    def bound(self, b) -> Bound:
+        """A bound of the lowering (`Polynomial`s, min/max of them) as affine forms at the sizes."""
+        if isinstance(b, MinMax):
+            return MinMax(b.op, tuple(self.bound(a) for a in b.args))
+        return b.substitute(self.sizes)
 
     def condition(self, c: Condition) -> Condition:
         if c.op == "cmp":
