@@ -14,10 +14,12 @@ A region is the lines from `#pragma scop` through `#pragma endscop`.  Its replac
 looper proves legality and array bounds at the concrete sizes it optimized for (the whole IR is
 specialized to them), so the code it writes is correct for those sizes; for any others the
 function runs the original statements.  The polyhedral model also takes distinct arrays to be
-distinct memory; an array parameter is a pointer the caller chooses, so the test also checks
-that it does not overlap the other arrays where one of the two is written (`looper_disjoint`, on the declared extents, or on the elements the subscripts
+distinct memory; an array parameter is a pointer the caller chooses, and a pointer may point
+anywhere, so the test also checks that such an array does not overlap the others where one of the
+two is written (`looper_disjoint`, on the declared extents, or on the elements the subscripts
 reach for an array whose extent is open, `CScop.reach`).  Without sizes or such arrays there is
-no test.
+no test.  A delinearized flat array (`double *A` seen as A[i][j]) is indexed flat on the user's
+pointer again (`A[1000*i + j]`, `CScop.strides`).
 
 Names: the code uses the user's own variables, as declared where the region stands
 (`cexpr.verbatim_names`); looper's loop iterators and macros get a prefix that no identifier of
@@ -50,7 +52,7 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
     # arrays the schedule adds (packed copies, expanded temporaries) take the file's prefix too
     names = {**scop.user_names, **{a.name: prefix + a.name.removeprefix("looper_")
                                    for a in lowered.program.arrays.values() if a.role == "temp"}}
-    with verbatim_names(names):
+    with verbatim_names(names, scop.strides):
         body, iterators = kernel_body(lowered, rename=lambda it: prefix + it)
     allocate, free = temporaries(lowered.program, lambda n: names[n])
     code = [str(s) for s in body]

@@ -43,14 +43,17 @@ class CScop:
     end_line: int
     size_vars: dict[str, int]  # the C variables the replacement tests, with the values tuned for
     indent: str  # the indentation of the region's first line of code
-    # pairs of arrays that may overlap in memory (a pointer parameter and another array, one of
-    # them written): the replacement tests that they do not, as the polyhedral model assumes
+    # pairs of arrays that may overlap in memory (a pointer, or a parameter, and another array,
+    # one of them written): the replacement tests that they do not, as the polyhedral model assumes
     may_overlap: tuple[tuple[str, str], ...] = ()
     # the program's internal name -> the user's, where they differ (specialize.HARNESS_LOCALS)
     user_names: dict[str, str] = field(default_factory=dict)
     # user name -> the first and one past the last element of `*A` the scop may reach (the
     # declared extent, or what isl found the subscripts reach): the extent the overlap test checks
     reach: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # internal name -> the stride of each logical dimension of a delinearized flat array: its
+    # accesses are printed back flat, on the user's pointer (`A[1000*i + j]`)
+    strides: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     users = {internal: user for user, internal in rename.items() if internal != user}
     return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
                  dict(sizes), _indent(inner), _may_overlap(tree, [u for u, _ in declared if u in shapes]),
-                 users, dict(views.reach))
+                 users, dict(views.reach), {rename[n]: s for n, s in views.strides.items()})
 
 
 def _shapes(tree: ScopTree, lowering: ScopLowering) -> dict[str, tuple]:
@@ -223,15 +226,22 @@ def _statements(nodes, arrays, rename, sizes, pp: Preprocessed):
 
 
 def _may_overlap(tree: ScopTree, names: list[str]) -> tuple[tuple[str, str], ...]:
-    """Array pairs (user names) whose storage the caller decides (a parameter is a pointer: it may
-    point into another parameter or a global), at least one of them written."""
-    kind = {n: ("param" if tree.data[n].kind == "param" else
-                "shared" if tree.data[n].kind == "global" or tree.data[n].static else "own") for n in names}
+    """Array pairs (user names) whose storage the code decides, at least one of them written: an
+    array parameter is a pointer the caller chose (it may point into another parameter or a
+    global); a pointer may point anywhere, into the function's own arrays too."""
+    def kind(n: str) -> str:
+        sym = tree.data[n]
+        if sym.ctype.pointer:
+            return "pointer"
+        return "param" if sym.kind == "param" else "shared" if sym.kind == "global" or sym.static else "own"
+
+    kinds = {n: kind(n) for n in names}
     pairs = []
     for k, x in enumerate(names):
         for y in names[k + 1:]:
-            kinds = {kind[x], kind[y]}
-            if "param" in kinds and "own" not in kinds and (x in tree.written or y in tree.written):
+            pair = {kinds[x], kinds[y]}
+            if ("pointer" in pair or ("param" in pair and "own" not in pair)) \
+                    and (x in tree.written or y in tree.written):
                 pairs.append((x, y))
     return tuple(pairs)
 

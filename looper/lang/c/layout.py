@@ -1,16 +1,77 @@
 """How the polyhedral IR sees the arrays of a scop whose declaration leaves the first extent open.
 
-A C array declared with every extent is seen as declared.  A parameter `double A[][M]` or
-`double x[]` has no first extent: isl finds it from the subscripts, at the sizes looper
-specializes to, as one past the largest first subscript any statement instance reaches (`reach`).
+A C array declared with every extent is seen as declared.  A pointer (`double *A`, `double
+(*A)[M]`) or a parameter `double A[][M]` has no first extent: isl finds it from the subscripts,
+at the sizes looper specializes to, as one past the largest first subscript any statement instance
+reaches (`reach`).
+
+A flat one (`double *A`, `double A[]`) whose subscripts multiply loop variables by products of
+sizes (`A[i*lda + j]`, `A[(i*n + j)*m + k]`) is delinearized into logical dimensions, as Polly
+does from the parameters in a subscript's terms: the products of sizes that multiply loop
+variables, ordered by divisibility (1 | m | n*m), are the strides of the dimensions, and each
+subscript splits into one index per dimension, each term going to the largest stride that divides
+it (`Delinearized.split`).  The split names the same element as the flat subscript at any sizes;
+two instances name the same element exactly when their split indices are equal if every index but
+the outermost stays inside its dimension (0 <= k < m, 0 <= j < n): isl checks that at the sizes
+(`fits`), and an array that does not fit stays one-dimensional, its subscripts affine at the sizes.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from math import prod
 
 import islpy as isl
 
 from ...ir.program import Statement
+from .polynomial import Monomial, Polynomial
+
+
+@dataclass(frozen=True)
+class Delinearized:
+    """The logical dimensions of a flat array: each one's stride as a product of sizes (sorted
+    names), outermost first; the last is () (stride 1)."""
+
+    strides: tuple[tuple[str, ...], ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.strides)
+
+    def split(self, flat: Polynomial) -> tuple[Polynomial, ...]:
+        """The index in each dimension of the flat subscript `flat` (sum of index * stride)."""
+        parts: list[dict[Monomial, int]] = [{} for _ in self.strides]
+        for (v, sizes), c in flat.terms:
+            d = next(d for d, s in enumerate(self.strides) if _divides(s, sizes))
+            m = (v, tuple(sorted((Counter(sizes) - Counter(self.strides[d])).elements())))
+            parts[d][m] = parts[d].get(m, 0) + c
+        return tuple(Polynomial._normal(p) for p in parts)
+
+    def stride_values(self, sizes: dict[str, int]) -> tuple[int, ...]:
+        return tuple(prod(sizes[n] for n in s) for s in self.strides)
+
+    def inner_extents(self, sizes: dict[str, int]) -> tuple[int, ...]:
+        """The extent of every dimension but the outermost: the ratio of consecutive strides."""
+        return tuple(prod(sizes[n] for n in (Counter(outer) - Counter(inner)).elements())
+                     for outer, inner in zip(self.strides, self.strides[1:]))
+
+
+def delinearize(subscripts: list[Polynomial]) -> Delinearized | None:
+    """The logical dimensions of a flat array from all its subscripts, or None: no product of sizes
+    multiplies a loop variable (`x[i]`, `A[1000*i + j]`), or the products do not divide one another
+    (`A[i*n + j*m]`)."""
+    chain = {sizes for p in subscripts for (v, sizes), _ in p.terms if v is not None} | {()}
+    if len(chain) == 1:
+        return None
+    order = sorted(chain, key=lambda s: (len(s), s))
+    if any(not _divides(a, b) for a, b in zip(order, order[1:])):
+        return None
+    return Delinearized(tuple(reversed(order)))
+
+
+def _divides(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
+    """Whether the product `small` divides the product `big` (as products of size names)."""
+    return not (Counter(small) - Counter(big))
 
 
 # -- reach, with isl --------------------------------------------------------------------------------

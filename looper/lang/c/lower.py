@@ -156,6 +156,7 @@ class ScopLowering:
         if isinstance(node, c_ast.Assignment):
             return self.assignment(node)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
+            self._check_not_pointer(node.expr, node)
             target = self.target(node.expr)
             op = "+=" if "+" in node.op else "-="
             return [Assign(target, op, Const(1, DType.I32), node.coord.line)]
@@ -268,6 +269,7 @@ class ScopLowering:
                                f"('{var} < n', '{var} <= n', '{var} >= 0', ...)", var)
 
     def assignment(self, node: c_ast.Assignment) -> list[Node]:
+        self._check_not_pointer(node.lvalue, node)
         if node.op not in ASSIGN_OPS:
             raise self.error(node, f"unsupported assignment operator '{node.op}' (=, +=, -=, *=, /=)")
         out: list[Node] = []
@@ -306,6 +308,22 @@ class ScopLowering:
         raise self.error(node, f"unsupported assignment target ({_describe(node)}): an array element "
                                "A[i][j] or a scalar")
 
+    def _check_not_pointer(self, lvalue, node) -> None:
+        """A pointer keeps its value in a scop: looper's code indexes the memory it points to when
+        the scop starts, and the test that arrays do not overlap looks there."""
+        if not isinstance(lvalue, c_ast.ID):
+            return
+        sym = self.site.symbols.get(lvalue.name)
+        if sym is None or not (sym.ctype.pointer or (sym.ctype.is_array and sym.kind == "param")):
+            return
+        what = "pointer" if sym.ctype.pointer else "array parameter"
+        if isinstance(node, c_ast.Assignment) and node.op == "=":
+            change = f"assignment to the {what} '{lvalue.name}'"
+        else:
+            change = f"pointer arithmetic '{_text(node)}'"
+        raise self.error(node, f"{change}: a pointer's value must stay the same in a scop (index it "
+                               f"instead: {lvalue.name}[i])", lvalue.name)
+
     def _check_writable(self, node, name: str) -> None:
         if name in self.active:
             raise self.error(node, f"write to loop variable '{name}' inside its loop", name)
@@ -324,10 +342,10 @@ class ScopLowering:
         if sym is None:
             raise self.error(node, f"unknown identifier '{name}'", name)
         t = sym.ctype
-        if t.pointer:
-            raise self.error(node, f"'{name}' is a pointer ({_spell(t)}): looper needs arrays with "
-                                   f"extents (declare it as an array, e.g. double {name}[N][M]); pointer "
-                                   "arithmetic is outside the polyhedral subset", name)
+        if t.pointer and t.dtype is None:
+            raise self.error(node, f"'{name}' is a pointer to {_spell(t).removesuffix(' *')}: looper handles "
+                                   "pointers to double, float, int, long and char elements (or to arrays of "
+                                   "them)", name)
         if t.dtype is None:
             raise self.error(node, f"'{name}' has type {_spell(t)}: looper handles double, float, int, "
                                    "long and char data", name)
@@ -350,6 +368,9 @@ class ScopLowering:
         t = sym.ctype
         if not t.is_array:
             raise self.error(base, f"'{name}' is a scalar and takes no subscripts", name)
+        if len(subs) != len(t.dims) and t.pointer:
+            raise self.error(node, f"pointer '{name}' takes {len(t.dims)} subscript"
+                                   f"{'s' if len(t.dims) != 1 else ''}, {len(subs)} given", name)
         if len(subs) != len(t.dims):
             raise self.error(node, f"array '{name}' has {len(t.dims)} dimension"
                                    f"{'s' if len(t.dims) != 1 else ''} but {len(subs)} subscript"
@@ -403,7 +424,8 @@ class ScopLowering:
             return SizeRef(name, sym.ctype.dtype)
         sym = self._data_symbol(node, name)
         if sym.ctype.is_array:
-            raise self.error(node, f"array '{name}' used without subscripts", name)
+            what = "pointer" if sym.ctype.pointer else "array"
+            raise self.error(node, f"{what} '{name}' used without subscripts", name)
         self.data.setdefault(name, sym)
         return Load(name, (), sym.ctype.dtype)
 
@@ -663,6 +685,8 @@ def _char_value(text: str, lowering: ScopLowering, node) -> int:
 
 
 def _spell(t: CType) -> str:
+    if t.pointer:
+        return f"{t.spelling} *" if t.dtype is not None else t.spelling
     if t.is_array:
         return f"{t.spelling} array"
     return t.spelling

@@ -52,11 +52,11 @@ class ScopSite:
 
     def is_scratch(self, name: str) -> bool:
         """Whether `name` is a local array of the function that only the region uses (automatic
-        storage, its address never taken, named nowhere else in the function): nothing can observe
+        storage, no pointer, its address never taken, named nowhere else in the function): nothing can observe
         what the region leaves in it, so it is no output, and the search may expand it."""
         sym = self.symbols.get(name)
-        return sym is not None and sym.kind == "local" and not sym.static and name not in self.address_taken \
-            and _first_mention(self.func.body, name, self.items) is None
+        return sym is not None and sym.kind == "local" and not sym.static and not sym.ctype.pointer \
+            and name not in self.address_taken and _first_mention(self.func.body, name, self.items) is None
 
     def read_after(self, name: str):
         """Where code after the region may read `name`'s value as the region left it (a node, or

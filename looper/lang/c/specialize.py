@@ -15,6 +15,8 @@ from ...ir.program import (
     Assign, Binary, Bound, Call, Cast, Condition, Const, Expr, Guard, IterRef, Load, Loop,
     MinMax, Node, Select, SizeRef, Unary,
 )
+from .layout import Delinearized
+
 # Locals of the harness's functions (codegen/harness.py, templates/main.c) that also name the
 # program's arrays: data with these names would be shadowed there.
 HARNESS_LOCALS = frozenset({"f", "g", "r", "i", "cnt", "bad", "scale", "path", "ts", "variant", "repeats",
@@ -27,9 +29,13 @@ def internal_names(names, prefix: str) -> dict[str, str]:
 
 
 class Specializer:
-    def __init__(self, sizes: dict[str, int], rename: dict[str, str]):
+    """The lowered tree at `sizes`, data under internal names, and each delinearized flat array's
+    subscript split into its logical dimensions (`layout`; `layouts` by the user's names)."""
+
+    def __init__(self, sizes: dict[str, int], rename: dict[str, str], layouts: dict[str, Delinearized] | None = None):
         self.sizes = sizes
         self.rename = rename
+        self.layouts = layouts or {}
 
     def nodes(self, nodes) -> tuple[Node, ...]:
         return tuple(self.node(n) for n in nodes)
@@ -53,7 +59,10 @@ class Specializer:
         return Condition(c.op, tuple(self.condition(a) for a in c.args), c.cmp)
 
     def load(self, ld: Load) -> Load:
-        return Load(self.rename.get(ld.array, ld.array), tuple(self.bound(i) for i in ld.index), ld.dtype)
+        index = ld.index
+        if ld.array in self.layouts:
+            index = self.layouts[ld.array].split(index[0])
+        return Load(self.rename.get(ld.array, ld.array), tuple(self.bound(i) for i in index), ld.dtype)
 
     def expr(self, e: Expr) -> Expr:
         if isinstance(e, SizeRef):
