@@ -303,8 +303,9 @@ class ScopLowering:
                 self._check_writable(node, load.array)
             return load
         if isinstance(node, c_ast.UnaryOp) and node.op == "*":
-            raise self.error(node, f"assignment through the pointer dereference '{_text(node)}': pointers "
-                                   "and pointer arithmetic are outside the polyhedral subset", "*")
+            raise self.error(node, f"assignment through the pointer dereference '{_text(node)}': pointer "
+                                   "arithmetic is outside the polyhedral subset (subscript the pointer "
+                                   "instead: p[i])", "*")
         raise self.error(node, f"unsupported assignment target ({_describe(node)}): an array element "
                                "A[i][j] or a scalar")
 
@@ -464,7 +465,8 @@ class ScopLowering:
             raise self.error(node, f"'{op.lstrip('p')}' inside an expression (a side effect): write it as "
                                    "a statement of its own")
         if op == "*":
-            raise self.error(node, f"pointer dereference '{_text(node)}' is outside the polyhedral subset", "*")
+            raise self.error(node, f"pointer dereference '{_text(node)}' is outside the polyhedral subset "
+                                   "(subscript the pointer instead: p[0], p[i])", "*")
         if op == "&":
             raise self.error(node, f"address-of '{_text(node)}' is outside the polyhedral subset", "&")
         if op == "sizeof":
