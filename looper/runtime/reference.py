@@ -50,8 +50,8 @@ class Reference:
 
     def record(self, repeats: int, binary: Binary | None = None, timeout: float | None = None) -> list[float]:
         """Run the original `repeats` + 1 times, saving its outputs; returns the timed runs' times
-        and records the run's cost outside the kernel in the time limits.  `binary`: one already
-        built whose variant 0 is the original (saves a build)."""
+        and records the run's cost outside the kernel and its jitter in the time limits.
+        `binary`: one already built whose variant 0 is the original (saves a build)."""
         binary = binary or self.builder.build([self.original])
         t0 = time.perf_counter()
         res = self.runner.run(binary.path, 0, repeats + 1, mode=f"save:{self.outputs}", timeout=timeout)
@@ -59,6 +59,7 @@ class Reference:
         if not res.ok:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
         self.limits.overhead = max(self.limits.overhead or 0.0, wall - sum(res.times))
+        self.limits.calibrate(res.times)
         self.has_outputs = True
         return res.times[1:] or res.times
 
