@@ -185,3 +185,47 @@ def test_delinearization():
     assert delinearize([i.times(P.constant(1000)) + j]) is None  # literal strides: affine already
     assert delinearize([i.times(n) + j.times(m)]) is None  # n and m do not divide each other
     assert i.times(j) is None  # two loop variables: not affine at any sizes
+
+
+SCALAR_TARGET = r"""#include <stdio.h>
+#include <stdlib.h>
+#ifndef N
+#define N 8
+#endif
+double total = 1.0;
+void sum(int n, const double *x, double *y)
+{
+  int i;
+#pragma scop
+  for (i = 0; i < n; i++) {
+    total = total * 0.5 + x[0] * i;
+    y[i] = total;
+  }
+#pragma endscop
+}
+
+int main(int argc, char **argv)
+{
+  double x[N], y[N];
+  for (int e = 0; e < N; e++)
+    x[e] = e + 0.25;
+  sum(N, argc > 1 ? &total : x + 1, y);  /* aliasing: x points to the global the scop writes */
+  for (int e = 0; e < N; e++)
+    printf("%.17g\n", y[e]);
+  printf("%.17g\n", total);
+  return 0;
+}
+"""
+
+
+def test_a_pointer_to_a_scalar_the_scop_writes(tmp_path):
+    """A pointer may point at a global scalar: the overlap test covers it (`&total`)."""
+    src = tmp_path / "scalar.c"
+    src.write_text(SCALAR_TARGET)
+    (scop,) = parse_c_file(src).scops
+    assert scop.may_overlap == (("x", "y"), ("x", "total"), ("y", "total"))
+    out = _optimize(src, [])
+    assert "looper_disjoint(x, 0, 1, &total, 0, 1)" in out.read_text()
+    runs = ["", "alias"]
+    assert _outputs(_build(out, [], tmp_path / "new"), runs) == _outputs(_build(src, [], tmp_path / "old"), runs)
+    assert _tuned(out, runs, tmp_path) == [True, False]

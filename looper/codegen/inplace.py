@@ -73,7 +73,10 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
         # elements [alo, ahi) of a and [blo, bhi) of b share no byte (in units of *a and *b)
         lines.append(f"#define {disjoint}(a, alo, ahi, b, blo, bhi) ((const char *)((a) + (ahi)) <= "
                      "(const char *)((b) + (blo)) || (const char *)((b) + (bhi)) <= (const char *)((a) + (alo)))")
-        tests += [f"{disjoint}({x}, {_span(scop.reach[x])}, {y}, {_span(scop.reach[y])})"
+        internal = {user: name for name, user in scop.user_names.items()}
+        ref = {u: (f"&{u}" if scop.program.arrays[internal.get(u, u)].rank == 0 else u)
+               for pair in scop.may_overlap for u in pair}  # a scalar a pointer may point to
+        tests += [f"{disjoint}({ref[x]}, {_span(scop.reach[x])}, {ref[y]}, {_span(scop.reach[y])})"
                   for x, y in scop.may_overlap]
     if tests:
         lines.append(f"{ind}if ({tests[0]}" + "".join(f"{newline}{ind}    && {t}" for t in tests[1:]) + ") {")

@@ -168,9 +168,14 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     end = starts[site.end_line] if site.end_line < len(starts) else len(pp.original)
     inner = pp.original[starts[site.begin_line]:starts[site.end_line - 1]]
     users = {internal: user for user, internal in rename.items() if internal != user}
+    # scalars a pointer may point to: globals, statics, and those whose address is taken
+    reachable = [u for u, sym in declared if u not in shapes
+                 and (sym.kind == "global" or sym.static or u in site.address_taken)]
+    overlap = _may_overlap(tree, [u for u, _ in declared if u in shapes], reachable)
+    reach = {**views.reach, **{u: (0, 1) for u in reachable}}
     return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
-                 dict(sizes), _indent(inner), _may_overlap(tree, [u for u, _ in declared if u in shapes]),
-                 users, dict(views.reach), {rename[n]: s for n, s in views.strides.items()})
+                 dict(sizes), _indent(inner), overlap, users, reach,
+                 {rename[n]: s for n, s in views.strides.items()})
 
 
 def _shapes(tree: ScopTree, lowering: ScopLowering) -> dict[str, tuple]:
@@ -225,10 +230,11 @@ def _statements(nodes, arrays, rename, sizes, pp: Preprocessed):
         raise
 
 
-def _may_overlap(tree: ScopTree, names: list[str]) -> tuple[tuple[str, str], ...]:
+def _may_overlap(tree: ScopTree, names: list[str], scalars: list[str] = ()) -> tuple[tuple[str, str], ...]:
     """Array pairs (user names) whose storage the code decides, at least one of them written: an
     array parameter is a pointer the caller chose (it may point into another parameter or a
-    global); a pointer may point anywhere, into the function's own arrays too."""
+    global); a pointer may point anywhere, into the function's own arrays too, and at one of the
+    `scalars` (globals, statics, locals whose address is taken)."""
     def kind(n: str) -> str:
         sym = tree.data[n]
         if sym.ctype.pointer:
@@ -243,6 +249,9 @@ def _may_overlap(tree: ScopTree, names: list[str]) -> tuple[tuple[str, str], ...
             if ("pointer" in pair or ("param" in pair and "own" not in pair)) \
                     and (x in tree.written or y in tree.written):
                 pairs.append((x, y))
+    for x in names:
+        if kinds[x] == "pointer":
+            pairs += [(x, s) for s in scalars if x in tree.written or s in tree.written]
     return tuple(pairs)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ...errors import LooperSyntaxError
 from ...ir.extract import extract_statements
 from ...ir.program import Affine, Array, Assign, Guard, Load, Loop, Node, walk
-from .layout import Delinearized, Reach, delinearize, first_below_zero, reach
+from .layout import Delinearized, delinearize, first_below_zero, reach
 from .lower import ScopTree
 from .scops import Locator
 from .specialize import Specializer
@@ -38,6 +38,8 @@ class ArrayViews:
 
 def array_views(tree: ScopTree, shapes: dict[str, tuple], sizes: dict[str, int], rename: dict[str, str],
                 loc: Locator) -> ArrayViews:
+    """The specialized tree, every array's extents and reach, the delinearized arrays' strides
+    (`shapes`: declared extents by user name, None where open)."""
     declared = _declared(tree, shapes, sizes, loc)
     open_ = [n for n, e in declared.items() if e[0] is None]
     layouts = {}
