@@ -5,12 +5,14 @@ The subset is the polyhedral one: `for` loops with unit steps and bounds affine 
 variables and sizes (min/max written as conditional expressions, `a < b ? a : b`), `if` on affine
 conditions, assignments (`=`, `+=`, `-=`, `*=`, `/=`, chains `a = b = e`, `x++`) to array elements
 with affine subscripts or to scalars, and expressions of arithmetic, comparisons, conditional
-expressions, casts and the math functions the IR knows.  Expressions keep C's meaning: each node
-carries the type C gives it, and printed back they are the same C.
+expressions, casts and the math functions the IR knows.  "Affine" means affine once the sizes are
+known (`polynomial`: `i*lda + j`).  Expressions keep C's meaning: each node carries the type C
+gives it, and printed back they are the same C.
 
 Names: a loop variable is one of the scop's `for` loops' variables; a size is an integer variable
 that a bound, a condition or a subscript uses and that the scop never writes; every other name is
-data (an array, or a scalar), found among the declarations visible at the scop.
+data (an array, a pointer subscripted like one, or a scalar), found among the declarations
+visible at the scop.  A pointer keeps its value in the scop (no `p++`, no `p = q`).
 """
 from __future__ import annotations
 
