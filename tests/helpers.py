@@ -73,3 +73,21 @@ def differential(program: Program, schedules: Sequence[Schedule], workdir: Path,
                  for n in ref if ref[n] != got.get(n)), "arrays differ")
             bad.append((s.describe(), diff))
     return bad
+
+
+TUNED_MARK = "looper: the tuned code runs"
+
+
+def mark_tuned_code(text: str) -> str:
+    """A rewritten C file whose tuned branches (the code after each region's `if (sizes && not
+    overlapping) {`) first print TUNED_MARK on stderr: tells which runs took looper's code and
+    which the original (stdio.h must be included)."""
+    out, pos = [], 0
+    while True:
+        at = text.find("/* looper:", pos)
+        if at < 0:
+            break
+        brace = text.index(") {", at) + 3
+        out.append(text[pos:brace] + f' fputs("{TUNED_MARK}\\n", stderr);')
+        pos = brace
+    return "".join(out) + text[pos:]

@@ -10,7 +10,7 @@ from looper.cli import main
 # The scop's first statement is on line 7.
 BASE = """#include <stdlib.h>
 #define N 100
-void kernel(int n, double A[N][N], double x[N], double *p, int B[N])
+void kernel(int n, double A[N][N], double x[N], double *p, int B[N], double **q, double R[][N])
 {
   int i, j;
 #pragma scop
@@ -25,7 +25,19 @@ CASES = {
     "goto": ("  for (i = 0; i < n; i++) { x[i] = 0.0; goto done; }\n done: ;", 7, 41, ["'goto'"]),
     "pointer_arithmetic": ("  for (i = 0; i < n; i++)\n    *(p + i) = 0.0;", 8, 5,
                            ["pointer dereference", "*(p + i)"]),
-    "pointer": ("  for (i = 0; i < n; i++)\n    p[i] = 0.0;", 8, 5, ["'p' is a pointer"]),
+    "pointer_increment": ("  for (i = 0; i < n; i++) {\n    p[0] = 1.0;\n    p++;\n  }", 9, 5,
+                          ["pointer arithmetic 'p++'", "must stay the same"]),
+    "pointer_compound_assignment": ("  for (i = 0; i < n; i++)\n    p += 1;", 8, 5, ["pointer arithmetic 'p += 1'"]),
+    "pointer_assignment": ("  for (i = 0; i < n; i++)\n    p = x;", 8, 5, ["assignment to the pointer 'p'"]),
+    "pointer_to_pointers": ("  for (i = 0; i < n; i++)\n    q[i][0] = 0.0;", 8, 5, ["'q' is a pointer to double *"]),
+    "pointer_product_subscript": ("  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      p[i*j] = 1.0;",
+                                  9, 9, ["non-affine subscript", "product of 'i' and 'j'"]),
+    "pointer_data_subscript": ("  for (i = 0; i < n; i++)\n    p[B[i]] = 1.0;", 8, 7, ["non-affine subscript", "'B[i]' reads data"]),
+    "pointer_negative_subscript": ("  for (i = 0; i < n; i++)\n    p[i - 1] = 1.0;", 8, 1,
+                                   ["subscript p[i - 1] can be negative", "p[-1]"]),
+    "pointer_two_subscripts": ("  for (i = 0; i < n; i++)\n    p[i][0] = 1.0;", 8, 5, ["pointer 'p' takes 1 subscript"]),
+    "open_extent_negative": ("  for (i = 0; i < n; i++)\n    R[i - 2][0] = 1.0;", 8, 1,
+                             ["subscript R[i - 2, 0] can be negative", "R[-2, 0]"]),
     "product_subscript": ("  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      A[i*j][j] = 1.0;",
                           9, 9, ["non-affine subscript", "product of 'i' and 'j'"]),
     "indirect_subscript": ("  for (i = 0; i < n; i++)\n    x[B[i]] = 1.0;", 8, 7,

@@ -148,8 +148,8 @@ def test_output_keeps_every_byte_outside_the_region(tmp_path):
     assert out.startswith(text[:scop.begin]) and out.endswith(text[scop.end:])
     middle = out[scop.begin:len(out) - (len(text) - scop.end)]
     assert "#pragma scop" not in middle and "\r\n" in middle and "\n" not in middle.replace("\r\n", "")
-    assert "if (n == 40\r\n      && tsteps == 5\r\n      && looper_disjoint(A, C, 40, 40)" in middle
-    assert "looper_disjoint(A, B" not in middle  # both only read: overlapping is harmless
+    assert "if (n == 40\r\n      && tsteps == 5\r\n      && looper_disjoint(A, 0, 40, C, 0, 40)" in middle
+    assert "looper_disjoint(A, 0, 40, B" not in middle  # both only read: overlapping is harmless
     assert scop.may_overlap == (("A", "C"), ("A", "x"), ("A", "y"), ("B", "C"), ("B", "x"), ("B", "y"),
                                 ("C", "x"), ("C", "y"), ("x", "y"))
     assert middle.count(scop.inner) == 1  # the fallback is the original text

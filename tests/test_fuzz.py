@@ -79,6 +79,46 @@ void kernel(int n, double alpha, double C[40][40], double A[40][40], double x[40
 }
 int main(void) { static double C[40][40], A[40][40], x[40]; kernel(40, 1.5, C, A, x); return 0; }
 """,
+    # pointers with computed subscripts (delinearized T and A, flat C), a local from malloc,
+    # and loop variables the code after the scop assigns again
+    "pointers.c": """#include <stdlib.h>
+#define N 20
+#define LDA 24
+void kernel(int n, int lda, double alpha, const double *restrict A, double *C, float *x) {
+  int i, j, k;
+  double *T = malloc(sizeof(double) * N * N);
+#pragma scop
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) {
+      T[i*n + j] = 0.0;
+      for (k = 0; k < n; k++)
+        T[i*n + j] += alpha * A[i*lda + k] * A[k*lda + j];
+    }
+  for (i = 1; i < n - 1; i++)
+    for (j = 0; j < n; j++)
+      C[(i*n + j)*2 + 1] = T[(i - 1)*n + j] + T[(i + 1)*n + j] + x[j];
+#pragma endscop
+  for (i = 0; i < n; i++)
+    x[i] = (float)T[i];
+  free(T);
+}
+""",
+    "rows.c": """#define N 30
+#define M 16
+void kernel(int n, double A[][M], double B[][M], double (*D)[M], double x[]) {
+  int i, j;
+#pragma scop
+  for (i = 0; i < n - 1; i++)
+    for (j = 1; j < M; j++) {
+      B[i][j] = 0.5 * (A[i + 1][j] + A[i][j - 1]) + x[i + 2];
+      D[i][j] = B[i][j] * x[i];
+    }
+#pragma endscop
+  for (i = 0; i < n; i++)
+    for (j = 0; j < M; j++)
+      A[i][j] = B[i][j];
+}
+""",
 }
 
 
@@ -303,6 +343,40 @@ def test_python_front_end_never_tracebacks_many(data):
 @given(st.data())
 def test_c_front_end_never_tracebacks_many(data):
     test_c_front_end_never_tracebacks.hypothesis.inner_test(data)
+
+
+# Bad pointer forms, each in place of `T[i*n + j] = 0.0;` in pointers.c: FILE:LINE:COL errors.
+BAD_POINTERS = {
+    "T++;": "pointer arithmetic 'T++'",
+    "--T;": "pointer arithmetic '--T'",
+    "T = T + 1;": "assignment to the pointer 'T'",
+    "T += n;": "pointer arithmetic 'T += n'",
+    "C = T;": "assignment to the pointer 'C'",
+    "*(T + i) = 0.0;": "pointer dereference",
+    "T[i*n + j] = *A;": "pointer dereference",
+    "T[i*j] = 0.0;": "product of 'i' and 'j'",
+    "T[i*n + j] = A[(int)x[j]];": "'x[j]' reads data",
+    "T[i*n + j] = A[i % n];": "non-affine subscript",
+    "T[i*n + j] = A[i*lda / 2];": "non-affine subscript",
+    "T[i*n + j] = A[i - n];": "subscript A[i - 20] can be negative",
+    "T[i][j] = 0.0;": "pointer 'T' takes 1 subscript",
+    "T[i*n + j] = (double)(long)A;": "pointer 'A' used without subscripts",
+    "A[i] = 1.0;": "write to 'A', which is const",
+}
+
+
+@pytest.mark.parametrize("form", sorted(BAD_POINTERS))
+def test_bad_pointer_forms(form):
+    source = SMALL_SCOPS["pointers.c"].replace("T[i*n + j] = 0.0;", form, 1)
+    with tempfile.TemporaryDirectory(prefix="looper-fuzz-") as tmp:
+        path = Path(tmp) / "pointers.c"
+        path.write_text(source)
+        outcome = run_case(["optimize", str(path), "-q"])
+        assert not (Path(tmp) / "pointers.looper.c").exists()
+    assert outcome.exit_code == 2 and outcome.ok, outcome
+    line = outcome.output.strip()
+    assert re.match(rf"^{re.escape(str(path))}:\d+:\d+: error: ", line), line
+    assert BAD_POINTERS[form] in line, line
 
 
 def test_a_hang_is_caught():

@@ -110,3 +110,40 @@ def test_default_size_is_large():
 def test_c_names_avoid_libc_clashes():
     from looper.codegen.cexpr import c_name
     assert c_name("y1") == "y1_" and c_name("c3") == "c3_" and c_name("A") == "A"
+
+
+FLAT = '''"""flat: a product of matrices stored flat, A[i * M + k]."""
+SIZES = {"X": dict(N=9, M=6)}
+def init(N: int, M: int, A: f64[N * M], B: f64[M * N], C: f64[N * N]):
+    for e in range(N * M):
+        A[e] = f64(e % 7) / 7.0
+        B[e] = f64(e % 5) / 5.0
+    for e in range(N * N):
+        C[e] = 0.5
+def kernel(N: int, M: int, A: f64[N * M], B: f64[M * N], C: f64[N * N]):
+    for i in range(N):
+        for j in range(N):
+            for k in range(M):
+                C[i * N + j] += A[i * M + k] * B[k * N + j]
+OUTPUTS = ["C"]
+'''
+
+
+def test_flat_arrays_with_computed_subscripts(tmp_path):
+    """A product with a factor of sizes alone is affine at the sizes parsed for: flat NumPy
+    arrays indexed A[i * M + k] are one-dimensional arrays with affine subscripts there, and
+    every schedule the search builds computes what the original does."""
+    from looper.poly.deps import compute_dependences
+    from looper.search.beam import beam_search
+    from looper.search.policy import SearchPolicy
+
+    from helpers import HashScores, differential
+
+    p = parse_source(FLAT, "flat.py", "X")
+    assert p.arrays["A"].extent == (54,) and p.arrays["C"].extent == (81,)
+    (s,) = p.statements
+    assert [a.index[0].render() for a in s.accesses] == ["9*i + j", "9*i + j", "6*i + k", "j + 9*k"]
+    result = beam_search(p, compute_dependences(p), HashScores(seed=5), SearchPolicy(beam=3, max_affine=2))
+    legal = [e.schedule for e in result.evaluated if e.schedule.steps]
+    assert any("interchange" in s.describe() for s in legal) and any("tile" in s.describe() for s in legal)
+    assert differential(p, legal[:12], tmp_path) == []

@@ -34,11 +34,13 @@ _VERBATIM: contextvars.ContextVar = contextvars.ContextVar("looper_verbatim_name
 
 
 @contextlib.contextmanager
-def verbatim_names(users: dict[str, str] | None = None):
+def verbatim_names(users: dict[str, str] | None = None, flat: dict[str, tuple[int, ...]] | None = None):
     """Within this block `c_name` prints each program variable under the user's own name (the
     name itself, or `users[name]`): code pasted into the user's C function names the variables as
-    declared there (looper's iterators get a prefix instead)."""
-    token = _VERBATIM.set(dict(users or {}))
+    declared there (looper's iterators get a prefix instead).  An array in `flat` is the user's
+    flat array (a pointer) seen in logical dimensions with these strides: `c_access` indexes it
+    flat again (`A[1000*i + j]`)."""
+    token = _VERBATIM.set((dict(users or {}), dict(flat or {})))
     try:
         yield
     finally:
@@ -47,9 +49,9 @@ def verbatim_names(users: dict[str, str] | None = None):
 
 def c_name(name: str) -> str:
     """The C identifier of a program variable (AST loop iterators are c0, c1, ...: never shadow them)."""
-    users = _VERBATIM.get()
-    if users is not None:
-        return users.get(name, name)
+    verbatim = _VERBATIM.get()
+    if verbatim is not None:
+        return verbatim[0].get(name, name)
     if name in C_TAKEN or is_iterator_name(name):
         return name + "_"
     return name
@@ -69,6 +71,16 @@ def c_affine(a: Affine | Bound, env: dict[str, str]) -> str:
 
 
 def c_access(load: Load, env: dict[str, str]) -> str:
+    verbatim = _VERBATIM.get()
+    strides = verbatim[1].get(load.array) if verbatim is not None else None
+    if strides is not None:  # outermost dimension first: A[1000*i + j]
+        terms: dict[str, int] = {}
+        for index, stride in zip(load.index, strides):
+            for n, c in index.terms:
+                terms[n] = terms.get(n, 0) + c * stride
+        const = sum(index.const * stride for index, stride in zip(load.index, strides))
+        flat = Affine(tuple((n, c) for n, c in terms.items() if c), const)
+        return f"{c_name(load.array)}[{c_affine(flat, env)}]"
     return c_name(load.array) + "".join(f"[{c_affine(i, env)}]" for i in load.index)
 
 

@@ -14,9 +14,12 @@ A region is the lines from `#pragma scop` through `#pragma endscop`.  Its replac
 looper proves legality and array bounds at the concrete sizes it optimized for (the whole IR is
 specialized to them), so the code it writes is correct for those sizes; for any others the
 function runs the original statements.  The polyhedral model also takes distinct arrays to be
-distinct memory; an array parameter is a pointer the caller chooses, so the test also checks
-that it does not overlap the other arrays (`looper_disjoint`, on the declared extents) where
-one of the two is written.  Without sizes or pointer parameters there is no test.
+distinct memory; an array parameter is a pointer the caller chooses, and a pointer may point
+anywhere, so the test also checks that such an array does not overlap the others where one of the
+two is written (`looper_disjoint`, on the declared extents, or on the elements the subscripts
+reach for an array whose extent is open, `CScop.reach`).  Without sizes or such arrays there is
+no test.  A delinearized flat array (`double *A` seen as A[i][j]) is indexed flat on the user's
+pointer again (`A[1000*i + j]`, `CScop.strides`).
 
 Names: the code uses the user's own variables, as declared where the region stands
 (`cexpr.verbatim_names`); looper's loop iterators and macros get a prefix that no identifier of
@@ -49,7 +52,7 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
     # arrays the schedule adds (packed copies, expanded temporaries) take the file's prefix too
     names = {**scop.user_names, **{a.name: prefix + a.name.removeprefix("looper_")
                                    for a in lowered.program.arrays.values() if a.role == "temp"}}
-    with verbatim_names(names):
+    with verbatim_names(names, scop.strides):
         body, iterators = kernel_body(lowered, rename=lambda it: prefix + it)
     allocate, free = temporaries(lowered.program, lambda n: names[n])
     code = [str(s) for s in body]
@@ -67,10 +70,14 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
     tests = [f"{k} == {v}" for k, v in scop.size_vars.items()]
     disjoint = f"{prefix}disjoint"
     if scop.may_overlap:
-        lines.append(f"#define {disjoint}(a, b, n, m) ((const char *)(a) + sizeof(*(a)) * (n) <= "
-                     "(const char *)(b) || (const char *)(b) + sizeof(*(b)) * (m) <= (const char *)(a))")
-        extent = {scop.user_names.get(n, n): a.extent[0] for n, a in scop.program.arrays.items() if a.rank}
-        tests += [f"{disjoint}({x}, {y}, {extent[x]}, {extent[y]})" for x, y in scop.may_overlap]
+        # elements [alo, ahi) of a and [blo, bhi) of b share no byte (in units of *a and *b)
+        lines.append(f"#define {disjoint}(a, alo, ahi, b, blo, bhi) ((const char *)((a) + (ahi)) <= "
+                     "(const char *)((b) + (blo)) || (const char *)((b) + (bhi)) <= (const char *)((a) + (alo)))")
+        internal = {user: name for name, user in scop.user_names.items()}
+        ref = {u: (f"&{u}" if scop.program.arrays[internal.get(u, u)].rank == 0 else u)
+               for pair in scop.may_overlap for u in pair}  # a scalar a pointer may point to
+        tests += [f"{disjoint}({ref[x]}, {_span(scop.reach[x])}, {ref[y]}, {_span(scop.reach[y])})"
+                  for x, y in scop.may_overlap]
     if tests:
         lines.append(f"{ind}if ({tests[0]}" + "".join(f"{newline}{ind}    && {t}" for t in tests[1:]) + ") {")
     else:
@@ -95,6 +102,10 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
     if scop.may_overlap:
         out += f"#undef {disjoint}" + newline
     return out
+
+
+def _span(bounds: tuple[int, int]) -> str:
+    return f"{bounds[0]}, {bounds[1]}"
 
 
 def _pragma(line: str, indent: str) -> str:

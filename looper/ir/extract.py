@@ -17,10 +17,11 @@ from .rows import statement_name
 
 
 def extract_statements(nodes: tuple[Node, ...], arrays: dict[str, Array], sizes: dict[str, int],
-                       filename: str, prefix: str = "S") -> list[Statement]:
+                       filename: str, prefix: str = "S", check_bounds: bool = True) -> list[Statement]:
     """Each assignment of `nodes` as a `Statement`, named `{prefix}0, {prefix}1, ...` in textual
     order.  An access that can fall outside its array at `sizes` is a `LooperSyntaxError` at the
-    assignment's line (C would silently corrupt memory)."""
+    assignment's line (C would silently corrupt memory).  `check_bounds=False`: no such check, for
+    a front end that learns extents from what the accesses reach (`lang.c.layout`)."""
     out: list[Statement] = []
 
     def visit(seq, loops: list[LoopContext], guards: list[Condition], beta: list[int]):
@@ -34,7 +35,8 @@ def extract_statements(nodes: tuple[Node, ...], arrays: dict[str, Array], sizes:
                 if node.orelse:
                     visit(node.orelse, loops, guards + [Condition("not", (node.cond,))], beta)
             else:
-                out.append(make_statement(statement_name(len(out), prefix), node, loops, guards, tuple(beta), arrays, sizes, filename))
+                out.append(make_statement(statement_name(len(out), prefix), node, loops, guards, tuple(beta), arrays,
+                                          sizes, filename, check_bounds))
                 beta[-1] += 1
 
     visit(nodes, [], [], [0])
@@ -43,7 +45,7 @@ def extract_statements(nodes: tuple[Node, ...], arrays: dict[str, Array], sizes:
 
 def make_statement(name: str, node: Assign, loops: list[LoopContext], guards: list[Condition],
                    beta: tuple[int, ...], arrays: dict[str, Array], sizes: dict[str, int],
-                   filename: str) -> Statement:
+                   filename: str, check_bounds: bool = True) -> Statement:
     """One assignment's domain and accesses (the write first, then reads in evaluation order)."""
     iters = tuple(l.var for l in loops)
     # isl sees positional iterator names (a user's 'mod' or 'floor' would confuse its parser).
@@ -58,18 +60,18 @@ def make_statement(name: str, node: Assign, loops: list[LoopContext], guards: li
     loads = [node.target] + [e for e in walk(node.value) if isinstance(e, Load)]
     if node.op != "=":
         loads.insert(1, node.target)
-    accesses = [_access(name, env, domain, ld, k == 0, arrays[ld.array], sizes, filename, node.line)
+    accesses = [_access(name, env, domain, ld, k == 0, arrays[ld.array], sizes, filename, node.line, check_bounds)
                 for k, ld in enumerate(loads)]
     steps = tuple(l.step for l in loops)
     return Statement(name, iters, steps, beta, domain, node, tuple(accesses))
 
 
 def _access(stmt: str, env: dict[str, str], domain: isl.Set, ld: Load, is_write: bool, arr: Array,
-            sizes: dict[str, int], filename: str, line: int):
+            sizes: dict[str, int], filename: str, line: int, check_bounds: bool = True):
     idx = tuple(rename_bound(a, env) for a in ld.index)
     rel = access_relation(stmt, tuple(env.values()), domain, ld.array, idx, sizes)
-    outside = rel.range().subtract(array_extent(ld.array, arr.extent))
-    if not outside.is_empty():
+    outside = rel.range().subtract(array_extent(ld.array, arr.extent)) if check_bounds else None
+    if outside is not None and not outside.is_empty():
         pt = outside.sample_point()
         coords = [int(pt.get_coordinate_val(isl.dim_type.set, d).to_python()) for d in range(arr.rank)]
         sub = ", ".join(a.render() for a in ld.index)

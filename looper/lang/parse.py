@@ -441,7 +441,9 @@ class _Parser:
 
     # -- affine forms ------------------------------------------------------------------------------
     def affine(self, node: ast.expr, iterators: set[str], what: str) -> Affine:
-        """An integer affine form in `iterators` and sizes; anything else is an error."""
+        """An integer affine form in `iterators` and sizes; anything else is an error.  A product
+        with a factor of sizes alone is affine at the sizes the program is parsed for (a flat
+        array `f64[N * M]` indexed `A[i * M + k]`): that factor is taken at its value."""
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and \
                 not isinstance(node.value, bool):
             return Affine.constant(node.value)
@@ -460,7 +462,8 @@ class _Parser:
             r = self.affine(node.right, iterators, what)
             return l + r if isinstance(node.op, ast.Add) else l - r
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-            product = self.affine(node.left, iterators, what).times(self.affine(node.right, iterators, what))
+            left, right = self.affine(node.left, iterators, what), self.affine(node.right, iterators, what)
+            product = left.times(right) or left.times(self.at_sizes(right)) or self.at_sizes(left).times(right)
             if product is not None:
                 return product
             raise self.error(node, f"non-affine {what}: product of '{ast.unparse(node.left)}' and "
@@ -471,6 +474,12 @@ class _Parser:
             raise self.error(node, f"non-affine {what}: call '{ast.unparse(node.func)}' "
                                    "(only min/max in loop bounds)")
         raise self.error(node, f"non-affine {what}: '{ast.unparse(node)}'")
+
+    def at_sizes(self, a: Affine) -> Affine:
+        """`a` with its sizes replaced by their values (unchanged if it names anything else)."""
+        if all(n in self.sizes for n in a.names()):
+            return a.substitute(self.sizes)
+        return a
 
     def bound(self, node: ast.expr, iterators: set[str]) -> Bound:
         """An affine loop bound, possibly with min/max anywhere in it (`min(i, j) + 1`): sums

@@ -50,8 +50,8 @@ class Reference:
 
     def record(self, repeats: int, binary: Binary | None = None, timeout: float | None = None) -> list[float]:
         """Time the original `repeats` times per the runner's protocol, saving its outputs; returns
-        the times and records a process's cost outside the kernel in the time limits.  `binary`: one already
-        built whose variant 0 is the original (saves a build)."""
+        the times and records a process's cost outside the kernel and the runs' jitter in the time
+        limits.  `binary`: one already built whose variant 0 is the original (saves a build)."""
         binary = binary or self.builder.build([self.original])
         t0 = time.perf_counter()
         res = self.runner.samples(binary.path, 0, max(1, repeats), mode=f"save:{self.outputs}", timeout=timeout)
@@ -60,6 +60,7 @@ class Reference:
             raise CompileError(f"the original program failed: {res.describe_failure()}")
         processes = max(1, len(res.times)) if self.runner.protocol.cold else 1
         self.limits.overhead = max(self.limits.overhead or 0.0, (wall - sum(res.times)) / processes)
+        self.limits.calibrate(res.times)
         self.has_outputs = True
         return res.times
 

@@ -23,7 +23,8 @@ from .lower import ScopLowering, ScopTree
 from .preprocess import Preprocessed, preprocess
 from .scops import Locator, ScopSite, find_scops, parse_unit
 from .sizes import size_values
-from .specialize import Specializer, internal_names
+from .specialize import internal_names
+from .views import ArrayViews, array_views
 
 SIZE_LABELS = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
 NAME_PREFIX = "looper_"
@@ -42,11 +43,17 @@ class CScop:
     end_line: int
     size_vars: dict[str, int]  # the C variables the replacement tests, with the values tuned for
     indent: str  # the indentation of the region's first line of code
-    # pairs of arrays that may overlap in memory (a pointer parameter and another array, one of
-    # them written): the replacement tests that they do not, as the polyhedral model assumes
+    # pairs of arrays that may overlap in memory (a pointer, or a parameter, and another array,
+    # one of them written): the replacement tests that they do not, as the polyhedral model assumes
     may_overlap: tuple[tuple[str, str], ...] = ()
     # the program's internal name -> the user's, where they differ (specialize.HARNESS_LOCALS)
     user_names: dict[str, str] = field(default_factory=dict)
+    # user name -> the first and one past the last element of `*A` the scop may reach (the
+    # declared extent, or what isl found the subscripts reach): the extent the overlap test checks
+    reach: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # internal name -> the stride of each logical dimension of a delinearized flat array: its
+    # accesses are printed back flat, on the user's pointer (`A[1000*i + j]`)
+    strides: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -133,14 +140,15 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     """One scop region as a `Program` (arrays, specialized statements, looper's own init) and the
     byte range of the user's file it replaces."""
     tree: ScopTree = lowering.run()
-    shapes = _shapes(tree, lowering, loc)
+    shapes = _shapes(tree, lowering)
     sizes = size_values(lowering.sizes, pp.macros, loc)
     _check_iterators_dead(tree, site, pp)
     rename = internal_names(tree.data, prefix)
     declared = sorted(tree.data.items(), key=lambda kv: _declaration_order(kv[1], pp.path))
-    arrays = _arrays(declared, shapes, sizes, rename, tree, site, loc)
-    nodes = Specializer(sizes, rename).nodes(tree.nodes)
-    statements = _statements(nodes, arrays, rename, sizes, pp)
+    views = array_views(tree, shapes, sizes, rename, loc)
+    arrays = _arrays(declared, views, rename, tree, site)
+    statements = _statements(views.nodes, arrays, rename, sizes, pp)
+    nodes = views.nodes
     written = {rename[n] for n in tree.written if n in rename}
     scratch = {rename[n] for n, a in tree.data.items() if n in rename and site.is_scratch(n)}
     outputs = tuple(Output(n) for n, a in arrays.items() if n in written and a.role == "param" and n not in scratch)
@@ -160,20 +168,23 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     end = starts[site.end_line] if site.end_line < len(starts) else len(pp.original)
     inner = pp.original[starts[site.begin_line]:starts[site.end_line - 1]]
     users = {internal: user for user, internal in rename.items() if internal != user}
+    # scalars a pointer may point to: globals, statics, and those whose address is taken
+    reachable = [u for u, sym in declared if u not in shapes
+                 and (sym.kind == "global" or sym.static or u in site.address_taken)]
+    overlap = _may_overlap(tree, [u for u, _ in declared if u in shapes], reachable)
+    reach = {**views.reach, **{u: (0, 1) for u in reachable}}
     return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
-                 dict(sizes), _indent(inner), _may_overlap(tree, [u for u, _ in declared if u in shapes]),
-                 users)
+                 dict(sizes), _indent(inner), overlap, users, reach,
+                 {rename[n]: s for n, s in views.strides.items()})
 
 
-def _shapes(tree: ScopTree, lowering: ScopLowering, loc: Locator) -> dict[str, tuple]:
-    """Each array's extents as affine forms in the sizes (an array without one is refused)."""
+def _shapes(tree: ScopTree, lowering: ScopLowering) -> dict[str, tuple]:
+    """Each array's declared extents as forms in the sizes (None: left open, `A[]`, `*A`)."""
     shapes = {}
     for name, sym in tree.data.items():
         if sym.ctype.is_array:
-            if any(d is None for d in sym.ctype.dims):
-                raise loc.error(sym.decl, f"array '{name}' is declared without an extent ({name}[]): looper "
-                                          "needs every extent to prove accesses stay inside it", name)
-            shapes[name] = tuple(lowering.affine(d, f"extent of array '{name}'") for d in sym.ctype.dims)
+            shapes[name] = tuple(None if d is None else lowering.affine(d, f"extent of array '{name}'")
+                                 for d in sym.ctype.dims)
     return shapes
 
 
@@ -190,15 +201,12 @@ def _check_iterators_dead(tree: ScopTree, site: ScopSite, pp: Preprocessed) -> N
                 pp.path, site.end_line, 1)
 
 
-def _arrays(declared, shapes, sizes, rename, tree: ScopTree, site: ScopSite, loc: Locator) -> dict[str, Array]:
+def _arrays(declared, views: ArrayViews, rename, tree: ScopTree, site: ScopSite) -> dict[str, Array]:
     """The scop's data as IR arrays and scalars, in declaration order."""
     arrays: dict[str, Array] = {}
     for name, sym in declared:
-        if name in shapes:
-            extent = tuple(s.evaluate(sizes) for s in shapes[name])
-            if any(e <= 0 for e in extent):
-                raise loc.error(sym.decl, f"array '{name}' has an extent {list(extent)} at sizes "
-                                          f"{_show(sizes)}", name)
+        if name in views.extents:
+            extent = views.extents[name]
             shape = tuple(Affine.constant(e) for e in extent)  # sizes are constants (specialize.py)
             arrays[rename[name]] = Array(rename[name], sym.ctype.dtype, shape, extent, "param")
         else:
@@ -222,17 +230,28 @@ def _statements(nodes, arrays, rename, sizes, pp: Preprocessed):
         raise
 
 
-def _may_overlap(tree: ScopTree, names: list[str]) -> tuple[tuple[str, str], ...]:
-    """Array pairs (user names) whose storage the caller decides (a parameter is a pointer: it may
-    point into another parameter or a global), at least one of them written."""
-    kind = {n: ("param" if tree.data[n].kind == "param" else
-                "shared" if tree.data[n].kind == "global" or tree.data[n].static else "own") for n in names}
+def _may_overlap(tree: ScopTree, names: list[str], scalars: list[str] = ()) -> tuple[tuple[str, str], ...]:
+    """Array pairs (user names) whose storage the code decides, at least one of them written: an
+    array parameter is a pointer the caller chose (it may point into another parameter or a
+    global); a pointer may point anywhere, into the function's own arrays too, and at one of the
+    `scalars` (globals, statics, locals whose address is taken)."""
+    def kind(n: str) -> str:
+        sym = tree.data[n]
+        if sym.ctype.pointer:
+            return "pointer"
+        return "param" if sym.kind == "param" else "shared" if sym.kind == "global" or sym.static else "own"
+
+    kinds = {n: kind(n) for n in names}
     pairs = []
     for k, x in enumerate(names):
         for y in names[k + 1:]:
-            kinds = {kind[x], kind[y]}
-            if "param" in kinds and "own" not in kinds and (x in tree.written or y in tree.written):
+            pair = {kinds[x], kinds[y]}
+            if ("pointer" in pair or ("param" in pair and "own" not in pair)) \
+                    and (x in tree.written or y in tree.written):
                 pairs.append((x, y))
+    for x in names:
+        if kinds[x] == "pointer":
+            pairs += [(x, s) for s in scalars if x in tree.written or s in tree.written]
     return tuple(pairs)
 
 

@@ -1,8 +1,10 @@
 """Declared C types, reduced to what the polyhedral IR can hold: an element type and array extents.
 
 `double A[1000 + 0][1100]` (PolyBench's `POLYBENCH_2D` after preprocessing) is an F64 array with
-two extent expressions; `double *x` is a pointer, which the IR cannot describe (no extents); a
-`typedef char base;` is followed to `char`.
+two extent expressions; `double A[][M]` and `double (*A)[M]` leave the first open (None), and so
+does `double *x`, a one-dimensional array whose memory the caller chose (`layout` finds the open
+extent from the subscripts); `double **p` is no array looper handles; a `typedef char base;` is
+followed to `char`.
 """
 from __future__ import annotations
 
@@ -30,9 +32,9 @@ class CType:
 
     dtype: DType | None  # None: not an element type looper handles (unsigned, struct, pointer, ...)
     spelling: str  # the element type as written after typedefs, for messages ("unsigned int")
-    dims: tuple[c_ast.Node | None, ...] = ()  # array extents, outermost first (None: `[]`)
-    pointer: bool = False  # a pointer (to an element or to arrays): no extents to work with
-    const: bool = False
+    dims: tuple[c_ast.Node | None, ...] = ()  # array extents, outermost first (None: `[]`, `*`)
+    pointer: bool = False  # declared as a pointer: its value, and so its memory, is the code's
+    const: bool = False  # the elements are const
 
     @property
     def is_array(self) -> bool:
@@ -68,11 +70,14 @@ class TypeTable:
         if isinstance(node, c_ast.ArrayDecl):
             inner = self._resolve(node.type, depth + 1)
             if inner.pointer:  # an array of pointers
-                return CType(None, f"array of {inner.spelling} *", (node.dim,) + inner.dims, True)
+                return CType(None, f"array of {_spelled(inner)}", (), True)
             return CType(inner.dtype, inner.spelling, (node.dim,) + inner.dims, inner.pointer, inner.const)
         if isinstance(node, c_ast.PtrDecl):
             inner = self._resolve(node.type, depth + 1)
-            return CType(None, f"{inner.spelling} *", inner.dims, True, inner.const)
+            if inner.pointer or inner.dtype is None:  # to pointers, structs, functions
+                return CType(None, f"{_spelled(inner)} *", (), True, inner.const)
+            # to elements or to arrays of them: an array with an open first extent
+            return CType(inner.dtype, inner.spelling, (None,) + inner.dims, True, inner.const)
         if isinstance(node, c_ast.FuncDecl):
             return CType(None, "function")
         if isinstance(node, c_ast.TypeDecl):
@@ -89,3 +94,8 @@ class TypeTable:
                 kind = type(t).__name__.lower()
                 return CType(None, f"{kind} {t.name or ''}".strip(), (), False, const)
         return CType(None, type(node).__name__)
+
+
+def _spelled(t: CType) -> str:
+    """A pointer type as C spells it (`double *`), for messages."""
+    return t.spelling + (" *" if t.pointer and t.dtype is not None else "")

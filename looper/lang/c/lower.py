@@ -5,12 +5,14 @@ The subset is the polyhedral one: `for` loops with unit steps and bounds affine 
 variables and sizes (min/max written as conditional expressions, `a < b ? a : b`), `if` on affine
 conditions, assignments (`=`, `+=`, `-=`, `*=`, `/=`, chains `a = b = e`, `x++`) to array elements
 with affine subscripts or to scalars, and expressions of arithmetic, comparisons, conditional
-expressions, casts and the math functions the IR knows.  Expressions keep C's meaning: each node
-carries the type C gives it, and printed back they are the same C.
+expressions, casts and the math functions the IR knows.  "Affine" means affine once the sizes are
+known (`polynomial`: `i*lda + j`).  Expressions keep C's meaning: each node carries the type C
+gives it, and printed back they are the same C.
 
 Names: a loop variable is one of the scop's `for` loops' variables; a size is an integer variable
 that a bound, a condition or a subscript uses and that the scop never writes; every other name is
-data (an array, or a scalar), found among the declarations visible at the scop.
+data (an array, a pointer subscripted like one, or a scalar), found among the declarations
+visible at the scop.  A pointer keeps its value in the scop (no `p++`, no `p = q`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ...ir.program import (
     Loop, MinMax, Node, Select, SizeRef, Unary,
 )
 from .ctype import CType, TypeTable
+from .polynomial import Polynomial
 from .scops import Locator, ScopSite, Symbol
 
 # C functions the IR has, as (IR function, the C type of its arguments and result).
@@ -155,6 +158,7 @@ class ScopLowering:
         if isinstance(node, c_ast.Assignment):
             return self.assignment(node)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
+            self._check_not_pointer(node.expr, node)
             target = self.target(node.expr)
             op = "+=" if "+" in node.op else "-="
             return [Assign(target, op, Const(1, DType.I32), node.coord.line)]
@@ -267,6 +271,7 @@ class ScopLowering:
                                f"('{var} < n', '{var} <= n', '{var} >= 0', ...)", var)
 
     def assignment(self, node: c_ast.Assignment) -> list[Node]:
+        self._check_not_pointer(node.lvalue, node)
         if node.op not in ASSIGN_OPS:
             raise self.error(node, f"unsupported assignment operator '{node.op}' (=, +=, -=, *=, /=)")
         out: list[Node] = []
@@ -300,10 +305,27 @@ class ScopLowering:
                 self._check_writable(node, load.array)
             return load
         if isinstance(node, c_ast.UnaryOp) and node.op == "*":
-            raise self.error(node, f"assignment through the pointer dereference '{_text(node)}': pointers "
-                                   "and pointer arithmetic are outside the polyhedral subset", "*")
+            raise self.error(node, f"assignment through the pointer dereference '{_text(node)}': pointer "
+                                   "arithmetic is outside the polyhedral subset (subscript the pointer "
+                                   "instead: p[i])", "*")
         raise self.error(node, f"unsupported assignment target ({_describe(node)}): an array element "
                                "A[i][j] or a scalar")
+
+    def _check_not_pointer(self, lvalue, node) -> None:
+        """A pointer keeps its value in a scop: looper's code indexes the memory it points to when
+        the scop starts, and the test that arrays do not overlap looks there."""
+        if not isinstance(lvalue, c_ast.ID):
+            return
+        sym = self.site.symbols.get(lvalue.name)
+        if sym is None or not (sym.ctype.pointer or (sym.ctype.is_array and sym.kind == "param")):
+            return
+        what = "pointer" if sym.ctype.pointer else "array parameter"
+        if isinstance(node, c_ast.Assignment) and node.op == "=":
+            change = f"assignment to the {what} '{lvalue.name}'"
+        else:
+            change = f"pointer arithmetic '{_text(node)}'"
+        raise self.error(node, f"{change}: a pointer's value must stay the same in a scop (index it "
+                               f"instead: {lvalue.name}[i])", lvalue.name)
 
     def _check_writable(self, node, name: str) -> None:
         if name in self.active:
@@ -323,10 +345,10 @@ class ScopLowering:
         if sym is None:
             raise self.error(node, f"unknown identifier '{name}'", name)
         t = sym.ctype
-        if t.pointer:
-            raise self.error(node, f"'{name}' is a pointer ({_spell(t)}): looper needs arrays with "
-                                   f"extents (declare it as an array, e.g. double {name}[N][M]); pointer "
-                                   "arithmetic is outside the polyhedral subset", name)
+        if t.pointer and t.dtype is None:
+            raise self.error(node, f"'{name}' is a pointer to {_spell(t).removesuffix(' *')}: looper handles "
+                                   "pointers to double, float, int, long and char elements (or to arrays of "
+                                   "them)", name)
         if t.dtype is None:
             raise self.error(node, f"'{name}' has type {_spell(t)}: looper handles double, float, int, "
                                    "long and char data", name)
@@ -349,6 +371,9 @@ class ScopLowering:
         t = sym.ctype
         if not t.is_array:
             raise self.error(base, f"'{name}' is a scalar and takes no subscripts", name)
+        if len(subs) != len(t.dims) and t.pointer:
+            raise self.error(node, f"pointer '{name}' takes {len(t.dims)} subscript"
+                                   f"{'s' if len(t.dims) != 1 else ''}, {len(subs)} given", name)
         if len(subs) != len(t.dims):
             raise self.error(node, f"array '{name}' has {len(t.dims)} dimension"
                                    f"{'s' if len(t.dims) != 1 else ''} but {len(subs)} subscript"
@@ -402,7 +427,8 @@ class ScopLowering:
             return SizeRef(name, sym.ctype.dtype)
         sym = self._data_symbol(node, name)
         if sym.ctype.is_array:
-            raise self.error(node, f"array '{name}' used without subscripts", name)
+            what = "pointer" if sym.ctype.pointer else "array"
+            raise self.error(node, f"{what} '{name}' used without subscripts", name)
         self.data.setdefault(name, sym)
         return Load(name, (), sym.ctype.dtype)
 
@@ -441,7 +467,8 @@ class ScopLowering:
             raise self.error(node, f"'{op.lstrip('p')}' inside an expression (a side effect): write it as "
                                    "a statement of its own")
         if op == "*":
-            raise self.error(node, f"pointer dereference '{_text(node)}' is outside the polyhedral subset", "*")
+            raise self.error(node, f"pointer dereference '{_text(node)}' is outside the polyhedral subset "
+                                   "(subscript the pointer instead: p[0], p[i])", "*")
         if op == "&":
             raise self.error(node, f"address-of '{_text(node)}' is outside the polyhedral subset", "&")
         if op == "sizeof":
@@ -501,24 +528,25 @@ class ScopLowering:
                              f"reads (line {node.coord.line}): a scop's sizes stay fixed while it runs", name)
         self.sizes.setdefault(name, sym)
 
-    def affine(self, node, what: str) -> Affine:
-        """An integer affine form of the enclosing loop variables and sizes."""
+    def affine(self, node, what: str) -> Polynomial:
+        """An integer form of the enclosing loop variables and sizes that is affine once the sizes
+        are known: each term a loop variable (or none) times sizes (`i*lda + j`, `n*m - 1`)."""
         if isinstance(node, c_ast.Constant):
             v = _int_value(node.value) if node.type in ("int", "long int", "long long int") else None
             if v is None:
                 raise self.error(node, f"non-affine {what}: constant '{node.value}' is not an integer")
-            return Affine.constant(v)
+            return Polynomial.constant(v)
         if isinstance(node, c_ast.ID):
             name = node.name
             if name in self.active:
-                return Affine.of(name)
+                return Polynomial.variable(name)
             if name in self.iterators:
                 raise self.error(node, f"loop variable '{name}' is read outside its loop", name)
             sym = self.site.symbols.get(name)
             if sym is not None and (sym.ctype.is_array or sym.ctype.pointer):
                 raise self.error(node, f"non-affine {what}: '{name}' is an array", name)
             self._size(node, name)
-            return Affine.of(name)
+            return Polynomial.size(name)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
             a = self.affine(node.expr, what)
             return a.scale(-1) if node.op == "-" else a
@@ -539,7 +567,7 @@ class ScopLowering:
             a, b = self.affine(node.left, what), self.affine(node.right, what)
             if a.is_constant and b.is_constant and b.const != 0:
                 q = abs(a.const) // abs(b.const) * (1 if (a.const >= 0) == (b.const > 0) else -1)
-                return Affine.constant(q if node.op == "/" else a.const - q * b.const)
+                return Polynomial.constant(q if node.op == "/" else a.const - q * b.const)
             raise self.error(node, f"non-affine {what}: '{node.op}' of '{_text(node.left)}' by "
                                    f"'{_text(node.right)}'")
         if isinstance(node, c_ast.ArrayRef):
@@ -608,10 +636,10 @@ def _assignments(nodes):
             yield from _assignments(n.orelse)
 
 
-def _shift(b: Bound, k: int) -> Bound:
-    if isinstance(b, Affine):
-        return b + Affine.constant(k)
-    return MinMax(b.op, tuple(_shift(a, k) for a in b.args))
+def _shift(b, k: int):
+    if isinstance(b, MinMax):
+        return MinMax(b.op, tuple(_shift(a, k) for a in b.args))
+    return b + Polynomial.constant(k)
 
 
 def _loop_variable(init) -> str | None:
@@ -661,6 +689,8 @@ def _char_value(text: str, lowering: ScopLowering, node) -> int:
 
 
 def _spell(t: CType) -> str:
+    if t.pointer:
+        return f"{t.spelling} *" if t.dtype is not None else t.spelling
     if t.is_array:
         return f"{t.spelling} array"
     return t.spelling

@@ -15,6 +15,7 @@ from pycparser import c_ast, c_parser
 
 from ...errors import LooperSyntaxError
 from .ctype import CType, TypeTable
+from .liveness import first_read
 from .preprocess import STUBS_FILE, Preprocessed, tokens
 
 _PRAGMA_LINE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+(scop|endscop)[ \t]*(?://.*|/\*.*)?\r?$")
@@ -42,7 +43,7 @@ class ScopSite:
     begin_line: int  # the `#pragma scop` line (1-based, in the user's file)
     end_line: int  # the `#pragma endscop` line
     symbols: dict[str, Symbol]
-    after: list  # the statements that may run after the region, in textual order
+    after: list[list]  # what runs after the region: the rest of its block, then of each enclosing one
     after_anything: bool  # the region sits in a loop or the function has labels: anything may follow
     address_taken: set[str] = field(default_factory=set)
 
@@ -51,30 +52,23 @@ class ScopSite:
 
     def is_scratch(self, name: str) -> bool:
         """Whether `name` is a local array of the function that only the region uses (automatic
-        storage, its address never taken, named nowhere else in the function): nothing can observe
+        storage, no pointer, its address never taken, named nowhere else in the function): nothing can observe
         what the region leaves in it, so it is no output, and the search may expand it."""
         sym = self.symbols.get(name)
-        return sym is not None and sym.kind == "local" and not sym.static and name not in self.address_taken \
-            and _first_mention(self.func.body, name, self.items) is None
+        return sym is not None and sym.kind == "local" and not sym.static and not sym.ctype.pointer \
+            and name not in self.address_taken and _first_mention(self.func.body, name, self.items) is None
 
     def read_after(self, name: str):
         """Where code after the region may read `name`'s value as the region left it (a node, or
         the function itself when the variable outlives the call), or None: every path from the
-        region assigns it first.  Conservative: only the statements after the region at its own
-        block level (and the enclosing ones) count as assigning it, a plain `name = ...` that
-        does not read it, or a `for (name = ...; ...)`."""
+        region assigns it first (`liveness`).  A region in a loop, or in a function with labels,
+        may be followed by anything: there any mention outside the region counts."""
         sym = self.symbols.get(name)
         if sym is None or sym.kind == "global" or sym.static or name in self.address_taken:
             return sym.decl if sym is not None else self.func
         if self.after_anything:
             return _first_mention(self.func.body, name, self.items)
-        for st in self.after:
-            if _kills(st, name):
-                return None
-            found = _first_mention(st, name)
-            if found is not None:
-                return found
-        return None
+        return first_read(self.after, name)
 
 
 class Locator:
@@ -193,8 +187,9 @@ class _FunctionWalker:
             out.update(s)
         return out
 
-    def block(self, node, rest: list, in_loop: bool) -> None:
-        """Visit a statement; `rest` is what runs after it (its enclosing blocks' later items)."""
+    def block(self, node, rest: list[list], in_loop: bool) -> None:
+        """Visit a statement; `rest` is what runs after it (its enclosing blocks' later items,
+        block by block from the innermost)."""
         if isinstance(node, c_ast.Compound):
             self.scopes.append({})
             items = list(node.block_items or [])
@@ -214,7 +209,7 @@ class _FunctionWalker:
                 elif isinstance(item, c_ast.Typedef):
                     self.types.add(item)
                 else:
-                    self.block(item, items[k + 1:] + rest, in_loop)
+                    self.block(item, [items[k + 1:]] + rest, in_loop)
                 k += 1
             self.scopes.pop()
         elif isinstance(node, c_ast.If):
@@ -262,7 +257,7 @@ class _FunctionWalker:
         self.sites.append(ScopSite(
             index=len(self.sites), function=self.name, func=self.func, items=body,
             begin_line=begin.coord.line, end_line=items[end].coord.line, symbols=symbols,
-            after=items[end + 1:] + rest, after_anything=in_loop or self.has_labels,
+            after=[items[end + 1:]] + rest, after_anything=in_loop or self.has_labels,
             address_taken=self.address_taken))
         return end
 
@@ -296,22 +291,6 @@ def _first_mention(node, name: str, skip=()):
         return None
 
     return visit(node)
-
-
-def _mentions(node, name: str) -> bool:
-    return _first_mention(node, name) is not None
-
-
-def _kills(st, name: str) -> bool:
-    """Whether statement `st` certainly assigns `name` before any read of it."""
-    if isinstance(st, c_ast.Assignment) and st.op == "=" and isinstance(st.lvalue, c_ast.ID) \
-            and st.lvalue.name == name:
-        return not _mentions(st.rvalue, name)
-    if isinstance(st, c_ast.For) and st.init is not None:
-        inits = st.init.exprs if isinstance(st.init, c_ast.ExprList) else [st.init]
-        first = inits[0]
-        return _kills(first, name)
-    return False
 
 
 def identifiers_of(text: str) -> set[str]:

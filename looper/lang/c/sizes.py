@@ -16,11 +16,14 @@ Otherwise looper stops and asks for `-D N=VALUE`.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pycparser import c_ast, c_parser
 
 from ...errors import LooperSyntaxError
-from .scops import Locator, Symbol
+
+if TYPE_CHECKING:  # scops.py imports this module (liveness needs const_int)
+    from .scops import Locator, Symbol
 
 
 def size_values(sizes: dict[str, Symbol], macros: dict[str, str], loc: Locator) -> dict[str, int]:
