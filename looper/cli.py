@@ -47,6 +47,21 @@ def size_options(fn):
     return fn
 
 
+def sizes_option(fn):
+    """`--sizes`: one version per dataset, in one region or function that dispatches on them."""
+    return click.option("--sizes", default=None, metavar="DATASET,...",
+                        help="Tune for several datasets (MEDIUM,LARGE): one version each, in one region (C) or one "
+                             "function (--emit function) that dispatches on the sizes at run time; other sizes "
+                             "run the original code.  -D values apply to every one.")(fn)
+
+
+def record_option(fn):
+    """`--record`: keep every answer as a tuning record (`looper.tune.records`)."""
+    return click.option("--record", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+                        help="Append a tuning record per answer to FILE (JSON Lines): the sequence, the kernel "
+                             "and its sizes, the machine; `looper apply` writes it again without a search.")(fn)
+
+
 def omp_env_option(fn):
     """`--omp-env`: what timed runs add to the user's environment (runtime.ompenv)."""
     return click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV",
@@ -194,6 +209,8 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
               help="With the model evaluator: do not time the answer against the original (done when one "
                    "run of the original takes under a second; a slower answer is never written).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@sizes_option
+@record_option
 @_friendly
 def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...], beam: int,
                  max_affine: int | None, max_fusion: int, evaluator: str, verify_top: int,
@@ -202,7 +219,8 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
                  no_memo: bool,
                  output: str | None, emit: str,
                  json_out: str | None, explain: bool, omp_env: str, bake_omp_env: bool, cc: str, cflags: str,
-                 no_verify: bool, no_speed_guard: bool, quiet: bool) -> None:
+                 no_verify: bool, no_speed_guard: bool, quiet: bool, sizes: str | None = None,
+                 record: str | None = None) -> None:
     """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
@@ -220,24 +238,72 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
     if c_input and emit == "function":
         raise LooperUsageError("--emit function takes a Python program; a C file's scops are rewritten "
                                "in place (-o FILE.looper.c)", file)
+    specs = _size_specs(file, size, sizes, c_input, emit)
+    if len(specs) > 1:
+        from .tune.versions import optimize_sizes
+        search = functools.partial(optimize_sizes, sizes=specs)
+    else:
+        search = functools.partial(optimize, size=specs[0].size)
     with _Progress(quiet) as progress:
-        answer = optimize(file, size, defines=defines, includes=includes, evaluator=evaluator, beam=beam,
-                          max_affine=max_affine, max_fusion=max_fusion, verify_top=verify_top,
-                          model=model_path, repeat=repeat, threads=threads, timeout=timeout,
-                          step_proxy=step_proxy, size_proxy=size_proxy, db=db,
-                          memo=not no_memo, explain=explain, omp_env=env, report_environment=True, cc=cc,
-                          cflags=cflags, verify=not no_verify, speed_guard=not no_speed_guard,
-                          progress=progress.candidate, level_progress=progress.level)
-    for k in getattr(answer, "kernels", [answer]):
+        answer = search(file, defines=defines, includes=includes, evaluator=evaluator, beam=beam,
+                        max_affine=max_affine, max_fusion=max_fusion, verify_top=verify_top,
+                        model=model_path, repeat=repeat, threads=threads, timeout=timeout,
+                        step_proxy=step_proxy, size_proxy=size_proxy, db=db,
+                        memo=not no_memo, explain=explain, omp_env=env, report_environment=True, cc=cc,
+                        cflags=cflags, verify=not no_verify, speed_guard=not no_speed_guard,
+                        progress=progress.candidate, level_progress=progress.level)
+    if record:
+        _append_records(record, answer, specs[0], threads, cc, cflags, env)
+    for k in _kernels(answer):
         for note in k.notes:
             click.echo(f"note: {note}", err=True)
     for line in answer.summary_lines():
         click.echo(line)
     if explain:
         click.echo("why candidates were dropped:")
-        for k in getattr(answer, "kernels", [answer]):
+        for k in _kernels(answer):
             click.echo(k.explain())
     baked = (env if env.settings else TUNED_ENV).assignments() if bake_omp_env else ""
+    _write_answer(answer, file, c_input, emit, output, baked)
+    if json_out:
+        write_text(json_out, json.dumps(answer.to_json(), indent=1))
+
+
+def _size_specs(file: str, size: str | None, sizes: str | None, c_input: bool, emit: str) -> list:
+    """The sets of sizes to tune for (`tune.versions.SizeSpec`): --sizes, else --size."""
+    from .tune.versions import SizeSpec, parse_sizes_option
+    if sizes is None:
+        return [SizeSpec(size.upper() if size else None)]
+    if size is not None:
+        raise LooperUsageError("give --size or --sizes, not both")
+    if not c_input and emit != "function":
+        raise LooperUsageError("--sizes makes one function for several sizes: add --emit function (a benchmark "
+                               "program runs at one set of sizes)", file)
+    return parse_sizes_option(sizes)
+
+
+def _kernels(answer) -> list:
+    """Every kernel of an answer: a `Kernel`, an `OptimizedFile`'s, or those of `Versions`."""
+    if hasattr(answer, "answers"):
+        return [k for a in answer.answers for k in _kernels(a)]
+    return list(getattr(answer, "kernels", [answer]))
+
+
+def _append_records(path: str, answer, spec, threads: int | None, cc: str, cflags: str, env) -> None:
+    """`--record`: the answers' records, appended (before anything is written: a search's answer
+    is kept even when writing its code fails)."""
+    import shlex
+
+    from .tune.recording import answer_records
+    from .tune.records import append_records, this_machine
+    records = answer_records(answer, spec, this_machine(threads, cc, shlex.split(cflags), env.describe()))
+    append_records(path, records)
+    click.echo(f"recorded {len(records)} answer{'s' if len(records) != 1 else ''} in {path}", err=True)
+
+
+def _write_answer(answer, file: str, c_input: bool, emit: str, output: str | None, baked: str) -> None:
+    """Write an answer as `looper optimize` does (`looper apply` too): a C file rewritten in
+    place; a Python program's function and header, or its benchmark program with -o."""
     if c_input:
         click.echo(f"wrote {answer.write(output)}")
     elif emit == "function":
@@ -249,6 +315,71 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
         click.echo(f"wrote {out} and {header}: {code.signature()}")
     elif output:
         write_text(output, answer.program_c(bake_env=baked))
+
+
+@main.command("apply")
+@click.argument("records", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False))
+@size_options
+@sizes_option
+@click.option("--any-machine", is_flag=True,
+              help="Apply records made on other hardware too (by default only those made on this CPU model "
+                   "with these caches).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the code, as `looper optimize -o` (C input: default FILE.looper.c).")
+@click.option("--emit", type=click.Choice(["program", "function"]), default="program", show_default=True,
+              help="Python input: a complete benchmark program, or a C function with its header.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
+              help="Write a JSON report (the records applied, the checks).")
+@click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
+              help="The thread count the answer is checked at (with 4): as `looper optimize --threads`.")
+@omp_env_option
+@click.option("--bake-omp-env", is_flag=True,
+              help="The written program sets the tuned OpenMP settings (or --omp-env's) for itself.")
+@click.option("--cc", default="gcc", show_default=True, metavar="COMPILER",
+              help="The compiler you will build the output with: the answer is verified with it.")
+@click.option("--cflags", default=" ".join(("-O3", "-march=native", "-fopenmp")), show_default=True,
+              metavar="FLAGS", help="The flags you will build the output with: the answer is verified with them.")
+@click.option("--no-verify", is_flag=True, help="Write the answer without building and running it first.")
+@click.option("--no-speed-guard", is_flag=True,
+              help="A record the model chose: do not time it against the original.")
+@_friendly
+def apply_cmd(records: str, file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...],
+              sizes: str | None, any_machine: bool, output: str | None, emit: str, json_out: str | None,
+              threads: int | None, omp_env: str, bake_omp_env: bool, cc: str, cflags: str, no_verify: bool,
+              no_speed_guard: bool) -> None:
+    """Write FILE with the answers recorded in RECORDS (`--record`), without searching.
+
+    For each kernel (each scop of a C file) the best record for its kernel and sizes made on this
+    machine is replayed, checked again by isl, verified as `looper optimize` verifies its answer,
+    and written as `looper optimize` writes it.  Without --size/--sizes/-D, every set of sizes the
+    records hold for the program gets a version.  No record, a stale one (the program was edited,
+    or isl refuses a step) or one from another machine is an error; nothing is written then.
+    """
+    import json
+
+    from .api import is_c_input
+    from .runtime.ompenv import TUNED_ENV, OmpEnv
+    from .tune.apply import apply
+
+    env = OmpEnv.parse(omp_env)
+    c_input = is_c_input(file)
+    if c_input and emit == "function":
+        raise LooperUsageError("--emit function takes a Python program; a C file's scops are rewritten "
+                               "in place (-o FILE.looper.c)", file)
+    names = None
+    if sizes is not None:
+        names = [s.size for s in _size_specs(file, size, sizes, c_input, emit)]
+    answer = apply(records, file, size, sizes=names, defines=defines, includes=includes, any_machine=any_machine,
+                   threads=threads, omp_env=env, cc=cc, cflags=cflags, verify=not no_verify,
+                   speed_guard=not no_speed_guard)
+    if hasattr(answer, "answers") and not c_input and emit != "function":
+        raise LooperUsageError(f"the records hold {len(answer.answers)} sets of sizes for this program: write them "
+                               "as one function (--emit function), or choose one with --size", file)
+    for line in answer.summary_lines():
+        click.echo(line)
+    baked = (env if env.settings else TUNED_ENV).assignments() if bake_omp_env else ""
+    _write_answer(answer, file, c_input, emit, output, baked)
     if json_out:
         write_text(json_out, json.dumps(answer.to_json(), indent=1))
 
@@ -527,11 +658,19 @@ def bench_group() -> None:
               help="OpenMP environment(s) of the timings: default (as your shell has it), tuned, 'NAME=V ...'; "
                    "two separated by a comma (default,tuned) time every system in both and flag answers whose "
                    "speed depends on it.")
+@record_option
+@click.option("--records", "records_in", default=None, type=click.Path(exists=True, dir_okay=False),
+              metavar="FILE",
+              help="Time the answers recorded in FILE (`--record`) instead of searching: each kernel's best "
+                   "record for its size, replayed, checked by isl and verified first.  A baseline with records "
+                   "(--save-baseline writes them) is replayed the same way.")
+@click.option("--any-machine", is_flag=True,
+              help="With --records or a baseline's records: apply records made on other hardware too.")
 @_friendly
 def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, beam, repeat, threads, json_out,
                     csv_out, plot_out, roofline_out, resume, check_only, save_baseline, baseline, tolerance,
                     polycc, search_repeat, structure_budget, search_budget, step_proxy, size_proxy, omp_env,
-                    quiet) -> None:
+                    quiet, record=None, records_in=None, any_machine=False) -> None:
     """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table per input mode
     (times, GFLOP/s, fraction of peak, speedups), write JSON/CSV/plots."""
     import json
@@ -552,20 +691,60 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, bea
                                     structure_budget=structure_budget, search_budget=search_budget,
                                     proxy=Proxy.of(step_proxy, size_proxy),
                                     omp_envs=[OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or None)
-    store = suite.ResultsFile.open(json_out, resume)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
+    base = json.loads(Path(baseline).read_text()) if baseline else None
+    cfg.records = _bench_records(records_in, base, baseline, any_machine, say)
+    if cfg.records is not None:
+        cfg.records.check_coverage(cfg)
+    store = suite.ResultsFile.open(json_out, resume)
+    keep = _BenchRecorder(record, store, cfg)
     started = time.perf_counter()
 
     def on_result(r, n, total):
         store.add(r, cfg)  # after every kernel: an interrupted suite resumes from here
+        keep.add(r)
         say(progress_line(r, n, total, time.perf_counter() - started))
 
     results = suite.run_suite(cfg, store.previous, on_result, log=say)
     _print_bench(results, cfg)
     store.write(results, cfg)
     suite.write_outputs(results, cfg, csv_out, plot_out, roofline_out, save_baseline)
-    base = json.loads(Path(baseline).read_text()) if baseline else None
     sys.exit(suite.exit_status(results, check_only, base, tolerance, lambda s: click.echo(s, err=True)))
+
+
+def _bench_records(records_in: str | None, base: dict | None, baseline: str | None, any_machine: bool, say):
+    """The records a bench run replays (`bench.records.RecordedAnswers`): --records, else the
+    baseline's own; None: it searches."""
+    from .bench.records import RecordedAnswers, baseline_records
+    from .tune.records import read_records
+    if records_in:
+        return RecordedAnswers(tuple(read_records(records_in)), records_in, any_machine)
+    if base is not None and baseline:
+        found = baseline_records(base, baseline)
+        if found:
+            say(f"replaying the {len(found)} answers recorded in the baseline {baseline} (no search)")
+            return RecordedAnswers(tuple(found), baseline, any_machine)
+        say(f"the baseline {baseline} holds no records (an older one): searching; --save-baseline writes them")
+    return None
+
+
+class _BenchRecorder:
+    """`bench --record FILE`: one record per (kernel, size) the run itself produced (not those a
+    resumed run took from its file), from the first input mode's timing."""
+
+    def __init__(self, path: str | None, store, cfg):
+        from .bench import suite
+        self.path, self.cfg = path, cfg
+        self.kept = set(suite.reusable(store.previous, cfg)) if path else set()
+
+    def add(self, result) -> None:
+        from .bench.records import result_record
+        from .tune.records import append_records
+        if not self.path or result.key in self.kept or result.input != self.cfg.inputs[0]:
+            return
+        rec = result_record(result, self.cfg)
+        if rec is not None:
+            append_records(self.path, [rec])
 
 
 def _print_bench(results, cfg) -> None:
