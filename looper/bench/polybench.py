@@ -37,6 +37,8 @@ from .results import KernelResult, geomean
 
 if TYPE_CHECKING:
     from ..search.proxy import Proxy
+    from ..tune.records import Record
+    from .records import RecordedAnswers
 
 __all__ = ["ALL_KERNELS", "KERNEL_DIR", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_file",
            "run_kernel", "run_mode", "search"]
@@ -79,6 +81,8 @@ class BenchConfig:
     search_budget: float | None = None
     # a measuring search measures on a stand-in with fewer time steps or smaller sizes (`search.proxy`)
     proxy: Proxy | None = None
+    # tuning records replayed instead of searching (`--records`, a baseline's records); None: search
+    records: RecordedAnswers | None = None
 
     def systems(self, mode: str) -> list[str]:
         """The systems of one input mode, the baseline first."""
@@ -101,10 +105,14 @@ class Answer:
     program: Program
     schedule: Schedule
     seconds: float
+    record: Record | None = None  # the tuning record replayed instead of a search (`bench.records`)
 
 
 def search(name: str, size: str, cfg: BenchConfig) -> Answer:
-    """Parse the kernel at `size` and run looper's search on it (once for every input mode)."""
+    """Parse the kernel at `size` and run looper's search on it (once for every input mode); with
+    records (`--records`), replay the kernel's best record instead."""
+    if cfg.records is not None:
+        return cfg.records.answer(name, size, cfg)
     program = parse_file(kernel_file(name), size)
     schedule, seconds = choose_schedule(program, cfg.evaluator, cfg.beam, cfg.threads, cfg.omp_envs[0],
                                         cfg.search_repeats, structure_budget=cfg.structure_budget,
@@ -183,9 +191,11 @@ def run_mode(answer: Answer, work: KernelWork, mode: str, cfg: BenchConfig,
             envs.update({f"{s}@{env.name}": env for s in list(timed)})
             timed.update({f"{s}@{env.name}": timed[s] for s in list(timed) if "@" not in s})
         results.update(timing.time_systems(timed, cfg, log, envs))
-    out = KernelResult(answer.name, answer.program.size_label, answer.schedule.describe(), cfg.evaluator,
+    evaluator = answer.record.evaluator if answer.record is not None else cfg.evaluator
+    out = KernelResult(answer.name, answer.program.size_label, answer.schedule.describe(), evaluator,
                        answer.seconds, results, mode, work.flops, work.bytes, work.precision,
-                       [e.describe() for e in cfg.omp_envs])
+                       [e.describe() for e in cfg.omp_envs], answer.schedule.to_json(),
+                       answer.record.origin if answer.record is not None else "")
     if cfg.limits is not None:
         out.rate(cfg.limits.peak(work.precision))
     return out
@@ -228,7 +238,7 @@ def build_native(system: str, program: Program, schedule: Schedule, cfg: BenchCo
 def _at_size(answer: Answer, size: str, cfg: BenchConfig) -> tuple[Program, Schedule]:
     """The kernel at `size` with looper's sequence replayed on it.  Legality can depend on sizes
     (a shift, a skew): when the sequence is illegal there, a timed run checks at its own size,
-    and --check-only searches again at the check size."""
+    and --check-only searches again at the check size (unless the answer is a record)."""
     program, schedule = answer.program, answer.schedule
     if size == program.size_label:
         return program, schedule
@@ -236,7 +246,7 @@ def _at_size(answer: Answer, size: str, cfg: BenchConfig) -> tuple[Program, Sche
     replayed, why = replay(schedule, small)
     if why is None:
         return small, replayed
-    if cfg.check_only:
+    if cfg.check_only and cfg.records is None:  # a recorded answer is checked as it is, never searched for
         return small, choose_schedule(small, cfg.evaluator, cfg.beam, cfg.threads, written=False)[0]
     return program, schedule
 
