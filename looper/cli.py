@@ -676,6 +676,7 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, bea
     import json
     import time
 
+    from .bench import records as bench_records
     from .bench import suite
     from .bench.report import progress_line
     from .costmodel.store import default_model_path
@@ -693,11 +694,11 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, bea
                                     omp_envs=[OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or None)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
     base = json.loads(Path(baseline).read_text()) if baseline else None
-    cfg.records = _bench_records(records_in, base, baseline, any_machine, say)
+    cfg.records = bench_records.replayed(records_in, base, baseline, any_machine, say)
     if cfg.records is not None:
         cfg.records.check_coverage(cfg)
     store = suite.ResultsFile.open(json_out, resume)
-    keep = _BenchRecorder(record, store, cfg)
+    keep = bench_records.Recorder(record, suite.reusable(store.previous, cfg), cfg)
     started = time.perf_counter()
 
     def on_result(r, n, total):
@@ -710,41 +711,6 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, evaluator, bea
     store.write(results, cfg)
     suite.write_outputs(results, cfg, csv_out, plot_out, roofline_out, save_baseline)
     sys.exit(suite.exit_status(results, check_only, base, tolerance, lambda s: click.echo(s, err=True)))
-
-
-def _bench_records(records_in: str | None, base: dict | None, baseline: str | None, any_machine: bool, say):
-    """The records a bench run replays (`bench.records.RecordedAnswers`): --records, else the
-    baseline's own; None: it searches."""
-    from .bench.records import RecordedAnswers, baseline_records
-    from .tune.records import read_records
-    if records_in:
-        return RecordedAnswers(tuple(read_records(records_in)), records_in, any_machine)
-    if base is not None and baseline:
-        found = baseline_records(base, baseline)
-        if found:
-            say(f"replaying the {len(found)} answers recorded in the baseline {baseline} (no search)")
-            return RecordedAnswers(tuple(found), baseline, any_machine)
-        say(f"the baseline {baseline} holds no records (an older one): searching; --save-baseline writes them")
-    return None
-
-
-class _BenchRecorder:
-    """`bench --record FILE`: one record per (kernel, size) the run itself produced (not those a
-    resumed run took from its file), from the first input mode's timing."""
-
-    def __init__(self, path: str | None, store, cfg):
-        from .bench import suite
-        self.path, self.cfg = path, cfg
-        self.kept = set(suite.reusable(store.previous, cfg)) if path else set()
-
-    def add(self, result) -> None:
-        from .bench.records import result_record
-        from .tune.records import append_records
-        if not self.path or result.key in self.kept or result.input != self.cfg.inputs[0]:
-            return
-        rec = result_record(result, self.cfg)
-        if rec is not None:
-            append_records(self.path, [rec])
 
 
 def _print_bench(results, cfg) -> None:

@@ -175,3 +175,16 @@ def test_the_best_record_is_applied(tmp_path):
 def test_size_and_sizes_together_are_refused(tmp_path):
     with pytest.raises(LooperError, match="not both"):
         looper.apply([], GEMM, "MINI", sizes=["MINI", "SMALL"])
+
+
+def test_without_a_size_every_recorded_size_counts_once():
+    from looper.tune.apply import recorded_sizes
+    mini, small = parse_file(GEMM, "MINI"), parse_file(GEMM, "SMALL")
+    other = Machine("Some Other CPU", ("L1d 32 KiB",), 64, "gcc 99", ("-O3",), "default")
+    as_default = _record(mini, [], "MINI")
+    as_default = Record(program_key(mini, None, None), as_default.machine, "measure", ())  # parsed without --size
+    recs = [_record(small, [], "SMALL"), _record(mini, [], "MINI"), as_default,
+            _record(parse_file(GEMM, "MEDIUM"), [], "MEDIUM", machine=other)]
+    assert [s.size for s in recorded_sizes(recs, GEMM, (), this_machine(), False)] == ["MINI", "SMALL"]
+    assert [s.size for s in recorded_sizes(recs, GEMM, (), this_machine(), True)] == ["MINI", "SMALL", "MEDIUM"]
+    assert [s.size for s in recorded_sizes([], GEMM, (), this_machine(), False)] == [None]

@@ -105,3 +105,21 @@ def test_a_stale_baseline_record_is_an_error_not_a_search(tmp_path, no_search):
     (tmp_path / "base.json").write_text(json.dumps(suite.baseline_json([result], cfg)))
     res = _bench("--kernels", "gemm", "--sizes", "MINI", "--baseline", tmp_path / "base.json")
     assert res.exit_code == 2 and "no longer applies: parallelize(k)" in res.output
+
+
+def test_one_record_per_kernel_and_size_the_run_produced(tmp_path):
+    from looper.bench.records import Recorder
+    cfg = pb.BenchConfig(["gemm", "atax"], ["MINI"], [], evaluator="model", threads=2, check_only=True,
+                         inputs=["scop", "native"])
+    seq = [I_LOOP.to_json()]
+
+    def result(kernel, mode, sequence_json=seq):
+        return KernelResult(kernel, "MINI", "parallelize(i)", "model", 1.0, {}, mode, sequence_json=sequence_json)
+
+    keep = Recorder(tmp_path / "r.jsonl", {("atax", "MINI", "scop")}, cfg)
+    for r in (result("gemm", "scop"), result("gemm", "native"), result("atax", "scop"), result("atax", "native")):
+        keep.add(r)
+    keep.add(result("gemm", "scop", None))  # a run that failed has no answer to keep
+    (r,) = read_records(tmp_path / "r.jsonl")
+    assert r.program.name == "gemm" and r.sequence == tuple(seq) and r.evaluator == "model"
+    assert Recorder(None, (), cfg).add(result("gemm", "scop")) is None

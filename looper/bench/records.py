@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable, Iterable
 
 from ..lang.parse import parse_file
 from ..runtime.compile import OPT_FLAGS
 from ..tune.match import NoRecord, best_record, matching
-from ..tune.records import Machine, Record, looper_version, now, program_key, record_from, this_machine
+from ..tune.records import (
+    Machine, Record, append_records, looper_version, now, program_key, read_records, record_from, this_machine,
+)
 from .polybench import Answer, BenchConfig, kernel_file
 from .results import KernelResult
 
@@ -80,3 +83,33 @@ def baseline_records(baseline: dict, path: str) -> list[Record]:
     entries = baseline.get("kernels", {})
     return [record_from(v["record"], path, key) for key, v in entries.items()
             if isinstance(v, dict) and v.get("record")]
+
+
+def replayed(records_in: str | None, baseline: dict | None, baseline_path: str | None, any_machine: bool,
+             log: Callable[[str], None] = lambda s: None) -> RecordedAnswers | None:
+    """The records a run replays: `--records`, else the baseline's own; None: it searches."""
+    if records_in:
+        return RecordedAnswers(tuple(read_records(records_in)), records_in, any_machine)
+    if baseline is not None and baseline_path:
+        found = baseline_records(baseline, baseline_path)
+        if found:
+            log(f"replaying the {len(found)} answers recorded in the baseline {baseline_path} (no search)")
+            return RecordedAnswers(tuple(found), baseline_path, any_machine)
+        log(f"the baseline {baseline_path} holds no records (an older one): searching; --save-baseline writes them")
+    return None
+
+
+class Recorder:
+    """`--record FILE`: one record per (kernel, size) the run itself produced (not those a resumed
+    run keeps from its file), from the first input mode's result."""
+
+    def __init__(self, path: str | None, kept: Iterable[tuple[str, str, str]], cfg: BenchConfig):
+        self.path, self.cfg = path, cfg
+        self.kept = set(kept)  # the results a resumed run keeps (`suite.reusable`)
+
+    def add(self, result: KernelResult) -> None:
+        if not self.path or result.key in self.kept or result.input != self.cfg.inputs[0]:
+            return
+        rec = result_record(result, self.cfg)
+        if rec is not None:
+            append_records(self.path, [rec])

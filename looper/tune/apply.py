@@ -18,6 +18,7 @@ program is applied at every set of sizes the file holds records for (one version
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -97,20 +98,26 @@ def recorded_sizes(records: Sequence[Record], program, includes: Iterable[str], 
                    any_machine: bool) -> list[SizeSpec]:
     """Every set of sizes the records hold for the program's kernels (parsed at its default
     sizes to find them), smallest first; the default alone when they hold none (whose error
-    then says why)."""
+    then says why).  Two ways of parsing that give the same sizes (LARGE, and a default that is
+    LARGE) count once."""
     loaded = load_programs(program, None, None, includes)
     fingerprints = {program_key(p, sv).fingerprint for p, sv in _targets(loaded)}
-    found: dict[tuple, tuple[SizeSpec, tuple]] = {}
+    held: dict[SizeSpec, set] = {}
     for r in records:
         if r.program.fingerprint in fingerprints and (any_machine or r.machine.same_hardware(machine)):
-            spec = SizeSpec(r.program.size, r.program.defines)
-            found.setdefault((spec.size, spec.defines), (spec, tuple(v for _, v in r.program.sizes)))
-    if not found:
+            held.setdefault(SizeSpec(r.program.size, r.program.defines), set()).add(
+                (r.program.fingerprint, r.program.sizes))
+    distinct: dict[frozenset, SizeSpec] = {}
+    for spec, keys in held.items():
+        distinct.setdefault(frozenset(keys), spec)
+    if not distinct:
         return [SizeSpec()]
-    by_sizes: dict[tuple, SizeSpec] = {}
-    for spec, values in found.values():  # one spec per set of sizes (LARGE, and the default that is LARGE)
-        by_sizes.setdefault(values, spec)
-    return [by_sizes[v] for v in sorted(by_sizes, key=lambda v: (sum(v), v))]
+    return [spec for keys, spec in sorted(distinct.items(), key=lambda kv: (_volume(kv[0]), kv[1].label))]
+
+
+def _volume(keys: frozenset) -> int:
+    """How large a set of sizes is, to order versions (the product of every kernel's sizes)."""
+    return sum(math.prod(v for _, v in sizes) for _, sizes in keys)
 
 
 def _targets(loaded) -> list[tuple[object, dict | None]]:

@@ -153,7 +153,8 @@ class Record:
         sequence = d["sequence"]
         if not isinstance(sequence, list) or not all(isinstance(s, dict) for s in sequence):
             raise ValueError("'sequence' is not a list of transformations")
-        return Record(ProgramKey.from_json(d["program"]), Machine.from_json(d["machine"]), str(d["evaluator"]),
+        program, machine = _part(ProgramKey.from_json, d, "program"), _part(Machine.from_json, d, "machine")
+        return Record(program, machine, str(d["evaluator"]),
                       tuple(sequence), str(d.get("describe", "")), _number(d.get("predicted")),
                       _number(d.get("measured")), _number(d.get("search_seconds")), str(d.get("date", "")),
                       str(d.get("looper_version", "")), {k: v for k, v in d.items() if k not in known}, origin)
@@ -161,6 +162,16 @@ class Record:
     def line(self) -> str:
         """The record as one line of JSON (newline included)."""
         return json.dumps(self.to_json(), separators=(",", ":"), allow_nan=False) + "\n"
+
+
+def _part(read, d: Mapping, name: str):
+    """A nested object of a record (its missing fields named `program.sizes`)."""
+    try:
+        return read(d[name])
+    except KeyError as e:
+        if e.args and e.args[0] == name:
+            raise
+        raise KeyError(f"{name}.{e.args[0]}") from None
 
 
 def _sizes(d) -> tuple[tuple[str, int], ...]:
