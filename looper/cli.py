@@ -49,10 +49,11 @@ def size_options(fn):
 
 def sizes_option(fn):
     """`--sizes`: one version per dataset, in one region or function that dispatches on them."""
-    return click.option("--sizes", default=None, metavar="DATASET,...",
-                        help="Tune for several datasets (MEDIUM,LARGE): one version each, in one region (C) or one "
-                             "function (--emit function) that dispatches on the sizes at run time; other sizes "
-                             "run the original code.  -D values apply to every one.")(fn)
+    return click.option("--sizes", default=None, metavar="SIZES,...",
+                        help="Tune for several sets of sizes: datasets (MEDIUM,LARGE) or -D values joined by + "
+                             "(N=500,N=1000; LARGE+NI=500): one version each, in one region (C) or one function "
+                             "(--emit function) that dispatches on the sizes at run time; other sizes run the "
+                             "original code.  -D values apply to every one.")(fn)
 
 
 def record_option(fn):
@@ -228,6 +229,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
     program in looper's Python subset, or C with #pragma scop / #pragma endscop regions
     (preprocessed with gcc -E and the -I/-D flags), which is rewritten in place.
     """
+    import dataclasses
     import json
 
     from .api import is_c_input, optimize
@@ -244,6 +246,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
         search = functools.partial(optimize_sizes, sizes=specs)
     else:
         search = functools.partial(optimize, size=specs[0].size)
+        defines = defines + specs[0].defines
     with _Progress(quiet) as progress:
         answer = search(file, defines=defines, includes=includes, evaluator=evaluator, beam=beam,
                         max_affine=max_affine, max_fusion=max_fusion, verify_top=verify_top,
@@ -252,8 +255,9 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
                         memo=not no_memo, explain=explain, omp_env=env, report_environment=True, cc=cc,
                         cflags=cflags, verify=not no_verify, speed_guard=not no_speed_guard,
                         progress=progress.candidate, level_progress=progress.level)
-    if record:
-        _append_records(record, answer, specs[0], threads, cc, cflags, env)
+    if record:  # one set of sizes: as parsed, with the command's -D values (several: `Versions` know theirs)
+        _append_records(record, answer, dataclasses.replace(specs[0], defines=tuple(defines)), threads, cc, cflags,
+                        env)
     for k in _kernels(answer):
         for note in k.notes:
             click.echo(f"note: {note}", err=True)
@@ -367,10 +371,8 @@ def apply_cmd(records: str, file: str, size: str | None, defines: tuple[str, ...
     if c_input and emit == "function":
         raise LooperUsageError("--emit function takes a Python program; a C file's scops are rewritten "
                                "in place (-o FILE.looper.c)", file)
-    names = None
-    if sizes is not None:
-        names = [s.size for s in _size_specs(file, size, sizes, c_input, emit)]
-    answer = apply(records, file, size, sizes=names, defines=defines, includes=includes, any_machine=any_machine,
+    specs = _size_specs(file, size, sizes, c_input, emit) if sizes is not None else None
+    answer = apply(records, file, size, sizes=specs, defines=defines, includes=includes, any_machine=any_machine,
                    threads=threads, omp_env=env, cc=cc, cflags=cflags, verify=not no_verify,
                    speed_guard=not no_speed_guard)
     if hasattr(answer, "answers") and not c_input and emit != "function":

@@ -251,3 +251,80 @@ def test_a_region_sized_by_macros_cannot_hold_versions(tmp_path):
     res = _invoke("optimize", src, "--sizes", "SMALL,MEDIUM", "-q", "--no-speed-guard")
     assert res.exit_code == 2 and "no size variable to test at run time" in res.output
     assert not (tmp_path / "scale.looper.c").exists()
+
+
+def test_sizes_option_spells_datasets_and_define_sets():
+    from looper.errors import LooperUsageError
+    from looper.tune.versions import SizeSpec, parse_sizes_option
+    assert parse_sizes_option("medium, LARGE") == [SizeSpec("MEDIUM"), SizeSpec("LARGE")]
+    assert parse_sizes_option("N=500,N=1000") == [SizeSpec(None, ("N=500",)), SizeSpec(None, ("N=1000",))]
+    assert parse_sizes_option("LARGE+NI=500+NJ=7,LARGE") == [SizeSpec("LARGE", ("NI=500", "NJ=7")), SizeSpec("LARGE")]
+    assert [s.label for s in parse_sizes_option("LARGE+NI=500,N=3")] == ["LARGE+NI=500", "N=3"]
+    for bad in ("", "SMALL+LARGE", "N=1+", "N=1,N=1"):
+        with pytest.raises(LooperUsageError):
+            parse_sizes_option(bad)
+
+
+SIZED_BY_DEFINES = r"""
+#include <stdio.h>
+#ifndef N
+#define N 64
+#endif
+static double A[N][N], B[N][N];
+
+void k(int n, double X[N][N], double Y[N][N]) {
+  int i, j;
+#pragma scop
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      X[i][j] = X[i][j] * 0.5 + Y[j][i];
+#pragma endscop
+}
+
+int main(void) {
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      A[i][j] = (i * 7 + j) % 13 / 13.0;
+      B[i][j] = (i + 3 * j) % 11 / 11.0;
+    }
+  k(N, A, B);
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      printf("%.17g\n", A[i][j]);
+  return 0;
+}
+"""
+
+
+def _run_c(source: Path, n: int, tmp: Path) -> str:
+    exe = tmp / f"{source.stem}-{n}.exe"
+    subprocess.run(["gcc", "-O2", "-fopenmp", "-ffp-contract=off", f"-DN={n}", str(source), "-o", str(exe)],
+                   check=True)
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                          env=dict(os.environ, OMP_NUM_THREADS="2")).stdout
+
+
+def test_define_sets_and_their_records(tmp_path):
+    """`--sizes N=40,N=80` on a C file sized by -D: one region entered at n == 40 and n == 80, the
+    original at any other n; the records keep the -D values, so `apply` parses them again."""
+    src = tmp_path / "k.c"
+    src.write_text(SIZED_BY_DEFINES)
+    out, records = tmp_path / "k.looper.c", tmp_path / "r.jsonl"
+    res = _invoke("optimize", src, "--sizes", "N=40,N=80", "-q", "--no-speed-guard", "--record", records)
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert "if (n == 40" in text and "} else if (n == 80" in text
+    assert [r.program.defines for r in read_records(records)] == [("N=40",), ("N=80",)]
+    for n in (40, 80, 50):
+        assert _run_c(out, n, tmp_path) == _run_c(src, n, tmp_path), n
+    again = tmp_path / "again.c"
+    res = _invoke("apply", records, src, "--no-speed-guard", "-o", again)
+    assert res.exit_code == 0, res.output
+    assert again.read_text() == text
+    single = tmp_path / "single.jsonl"  # one size given by -D: recorded with it, applied without it
+    res = _invoke("optimize", src, "-D", "N=40", "-q", "--no-speed-guard", "--record", single, "-o", tmp_path / "s.c")
+    assert res.exit_code == 0, res.output
+    assert read_records(single)[0].program.defines == ("N=40",)
+    res = _invoke("apply", single, src, "--no-speed-guard", "-o", tmp_path / "s2.c")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "s2.c").read_text() == (tmp_path / "s.c").read_text()

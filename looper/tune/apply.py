@@ -27,7 +27,7 @@ from ..api import Kernel, OptimizedFile, _resized, _verify_options, c_defines, l
 from ..errors import LooperError, LooperUsageError
 from .match import StaleRecord, best_record
 from .records import Machine, Record, program_key, read_records, this_machine
-from .versions import SizeSpec, Versions
+from .versions import SizeSpec, Versions, with_defines
 
 
 @dataclass
@@ -66,14 +66,15 @@ def load_records(records: str | os.PathLike | Iterable[Record]) -> tuple[list[Re
     return list(records), "the records given"
 
 
-def apply(records, program: str | os.PathLike, size: str | None = None, *, sizes: Sequence[str] | None = None,
+def apply(records, program: str | os.PathLike, size: str | None = None, *,
+          sizes: Sequence[str | SizeSpec] | None = None,
           defines=None, includes: Iterable[str] = (), any_machine: bool = False, threads: int | None = None,
           omp_env=None, cc: str = "gcc", cflags: str | Iterable[str] | None = None, verify: bool = True,
           speed_guard: bool = True):
     """Write `program` with the recorded answers instead of searching (see the module docstring).
 
     `records`: a JSON Lines file or `Record`s.  `size`/`defines`/`includes` as for `optimize`;
-    `sizes`: several datasets, one version each; neither: every set of sizes the records hold for
+    `sizes`: several datasets (or `SizeSpec`s), one version each; neither: every set the records hold for
     the program.  `any_machine`: records from other hardware apply too.  The checks take
     `threads`, `omp_env`, `cc`, `cflags`, `verify`, `speed_guard` as `optimize` does."""
     from ..runtime.ompenv import OmpEnv
@@ -85,7 +86,7 @@ def apply(records, program: str | os.PathLike, size: str | None = None, *, sizes
     machine = this_machine(threads, checking.toolchain.cc, checking.toolchain.cflags, env.describe())
     common = c_defines(defines)
     if sizes is not None:
-        specs = [SizeSpec(s.upper(), common) for s in sizes]
+        specs = [with_defines(s, common) for s in sizes]
     elif size is not None or common:
         specs = [SizeSpec(size.upper() if size else None, common)]
     else:

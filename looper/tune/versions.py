@@ -37,14 +37,25 @@ class SizeSpec:
 
 
 def parse_sizes_option(text: str) -> list[SizeSpec]:
-    """`--sizes MEDIUM,LARGE`: datasets separated by commas, each given once."""
-    names = [s.strip().upper() for s in text.split(",") if s.strip()]
-    if not names:
-        raise LooperUsageError("--sizes expects datasets separated by commas (MEDIUM,LARGE)")
-    twice = sorted({n for n in names if names.count(n) > 1})
+    """`--sizes MEDIUM,LARGE`, `--sizes N=500,N=1000`, `--sizes LARGE,LARGE+NI=500`: sets of sizes
+    separated by commas, each a dataset and/or `NAME=V` values joined by `+` (as `SizeSpec.label`
+    spells them; the values add to the command's own -D), each given once."""
+    specs = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        parts = [p.strip() for p in item.split("+")]
+        datasets = [p.upper() for p in parts if p and "=" not in p]
+        if len(datasets) > 1 or not all(parts):
+            raise LooperUsageError(f"--sizes: '{item}' is not a dataset and NAME=V values joined by +")
+        specs.append(SizeSpec(datasets[0] if datasets else None, tuple(p for p in parts if "=" in p)))
+    if not specs:
+        raise LooperUsageError("--sizes expects sets of sizes separated by commas (MEDIUM,LARGE or N=500,N=1000)")
+    labels = [s.label for s in specs]
+    twice = sorted({x for x in labels if labels.count(x) > 1})
     if twice:
         raise LooperUsageError(f"--sizes: {', '.join(twice)} given twice")
-    return [SizeSpec(n) for n in names]
+    return specs
 
 
 @dataclass
@@ -153,7 +164,13 @@ def optimize_sizes(program, sizes: Sequence[str | SizeSpec], **options) -> Versi
     """`looper.optimize` at each set of sizes (`sizes`: datasets, or `SizeSpec`s whose defines
     add to `options["defines"]`), as one `Versions`."""
     from ..api import c_defines, optimize
-    specs = [s if isinstance(s, SizeSpec) else SizeSpec(s.upper()) for s in sizes]
     common = c_defines(options.pop("defines", None))
-    answers = [optimize(program, s.size, defines=common + s.defines, **options) for s in specs]
-    return Versions(answers, [SizeSpec(s.size, common + s.defines) for s in specs])
+    specs = [with_defines(s, common) for s in sizes]
+    return Versions([optimize(program, s.size, defines=s.defines, **options) for s in specs], specs)
+
+
+def with_defines(spec: str | SizeSpec, common: tuple[str, ...]) -> SizeSpec:
+    """A set of sizes (a dataset name, or a `SizeSpec`) with the command's own -D values first."""
+    if isinstance(spec, str):
+        return SizeSpec(spec.upper(), common)
+    return SizeSpec(spec.size, common + spec.defines)
