@@ -1,2 +1,3 @@
-"""One home for a tuning run: what it searches, what it keeps (`records`), and how a kept
-answer is applied again without searching (`apply`) or at several sizes at once (`versions`)."""
+"""One home for a tuning run: the answers it keeps (`records`, `recording`), which record answers a
+program (`match`), applying a kept answer without searching (`apply`), and one program tuned at
+several sizes written as one piece of code (`versions`)."""
