@@ -50,7 +50,7 @@ def size_options(fn):
 def sizes_option(fn):
     """`--sizes`: one version per dataset, in one region or function that dispatches on them."""
     return click.option("--sizes", default=None, metavar="SIZES,...",
-                        help="Tune for several sets of sizes: datasets (MEDIUM,LARGE) or -D values joined by + "
+                        help="Several sets of sizes, datasets (MEDIUM,LARGE) or -D values joined by + "
                              "(N=500,N=1000; LARGE+NI=500): one version each, in one region (C) or one function "
                              "(--emit function) that dispatches on the sizes at run time; other sizes run the "
                              "original code.  -D values apply to every one.")(fn)
