@@ -47,6 +47,22 @@ def size_options(fn):
     return fn
 
 
+def sizes_option(fn):
+    """`--sizes`: one version per dataset, in one region or function that dispatches on them."""
+    return click.option("--sizes", default=None, metavar="SIZES,...",
+                        help="Several sets of sizes, datasets (MEDIUM,LARGE) or -D values joined by + "
+                             "(N=500,N=1000; LARGE+NI=500): one version each, in one region (C) or one function "
+                             "(--emit function) that dispatches on the sizes at run time; other sizes run the "
+                             "original code.  -D values apply to every one.")(fn)
+
+
+def record_option(fn):
+    """`--record`: keep every answer as a tuning record (`looper.tune.records`)."""
+    return click.option("--record", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+                        help="Append a tuning record per answer to FILE (JSON Lines): the sequence, the kernel "
+                             "and its sizes, the machine; `looper apply` writes it again without a search.")(fn)
+
+
 def omp_env_option(fn):
     """`--omp-env`: what timed runs add to the user's environment (runtime.ompenv)."""
     return click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV",
@@ -254,11 +270,14 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
               help="With the model evaluator: do not time the answer against the original (done when one "
                    "run of the original takes under a second; a slower answer is never written).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@sizes_option
+@record_option
 @_friendly
 def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...],
                  verify_top: int | None, repeat: int | None, output: str | None, emit: str, json_out: str | None,
                  explain: bool, omp_env: str, bake_omp_env: bool, cc: str, cflags: str, no_verify: bool,
-                 no_speed_guard: bool, quiet: bool, **search) -> None:
+                 no_speed_guard: bool, quiet: bool, sizes: str | None = None, record: str | None = None,
+                 **search) -> None:
     """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
@@ -267,6 +286,7 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
     (preprocessed with gcc -E and the -I/-D flags), which is rewritten in place, or polybench:NAME,
     a PolyBench kernel that ships with looper.
     """
+    import dataclasses
     import json
 
     from .api import is_c_input, optimize
@@ -281,19 +301,69 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
     options, target = tune_options(search, cc, cflags, repeats=repeat, explain=explain, omp_env=env,
                                    report_environment=True, verify=not no_verify, speed_guard=not no_speed_guard,
                                    hybrid=HybridOptions(per_round=verify_top) if verify_top else HybridOptions())
+    specs = _size_specs(file, size, sizes, c_input, emit)
+    if len(specs) > 1:
+        from .tune.versions import optimize_sizes
+        run = functools.partial(optimize_sizes, sizes=specs)
+    else:
+        run = functools.partial(optimize, size=specs[0].size)
+        defines = defines + specs[0].defines
     with _Progress(quiet) as progress:
-        answer = optimize(file, size, defines=defines, includes=includes, options=options, target=target,
-                          progress=progress.candidate, level_progress=progress.level)
-    for k in getattr(answer, "kernels", [answer]):
+        answer = run(file, defines=defines, includes=includes, options=options, target=target,
+                     progress=progress.candidate, level_progress=progress.level)
+    if record:  # one set of sizes: as parsed, with the command's -D values (several: `Versions` know theirs)
+        _append_records(record, answer, dataclasses.replace(specs[0], defines=tuple(defines)), target.threads, cc,
+                        cflags, env)
+    for k in _kernels(answer):
         for note in k.notes:
             click.echo(f"note: {note}", err=True)
     for line in answer.summary_lines():
         click.echo(line)
     if explain:
         click.echo("why candidates were dropped:")
-        for k in getattr(answer, "kernels", [answer]):
+        for k in _kernels(answer):
             click.echo(k.explain())
     baked = (env if env.settings else TUNED_ENV).assignments() if bake_omp_env else ""
+    _write_answer(answer, file, c_input, emit, output, baked)
+    if json_out:
+        write_text(json_out, json.dumps(answer.to_json(), indent=1))
+
+
+def _size_specs(file: str, size: str | None, sizes: str | None, c_input: bool, emit: str) -> list:
+    """The sets of sizes to tune for (`tune.versions.SizeSpec`): --sizes, else --size."""
+    from .tune.versions import SizeSpec, parse_sizes_option
+    if sizes is None:
+        return [SizeSpec(size.upper() if size else None)]
+    if size is not None:
+        raise LooperUsageError("give --size or --sizes, not both")
+    if not c_input and emit != "function":
+        raise LooperUsageError("--sizes makes one function for several sizes: add --emit function (a benchmark "
+                               "program runs at one set of sizes)", file)
+    return parse_sizes_option(sizes)
+
+
+def _kernels(answer) -> list:
+    """Every kernel of an answer: a `Kernel`, an `OptimizedFile`'s, or those of `Versions`."""
+    if hasattr(answer, "answers"):
+        return [k for a in answer.answers for k in _kernels(a)]
+    return list(getattr(answer, "kernels", [answer]))
+
+
+def _append_records(path: str, answer, spec, threads: int | None, cc: str, cflags: str, env) -> None:
+    """`--record`: the answers' records, appended (before anything is written: a search's answer
+    is kept even when writing its code fails)."""
+    import shlex
+
+    from .tune.recording import answer_records
+    from .tune.records import append_records, this_machine
+    records = answer_records(answer, spec, this_machine(threads, cc, shlex.split(cflags), env.describe()))
+    append_records(path, records)
+    click.echo(f"recorded {len(records)} answer{'s' if len(records) != 1 else ''} in {path}", err=True)
+
+
+def _write_answer(answer, file: str, c_input: bool, emit: str, output: str | None, baked: str) -> None:
+    """Write an answer as `looper optimize` does (`looper apply` too): a C file rewritten in
+    place; a Python program's function and header, or its benchmark program with -o."""
     if c_input:
         click.echo(f"wrote {answer.write(output)}")
     elif emit == "function":
@@ -305,6 +375,69 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
         click.echo(f"wrote {out} and {header}: {code.signature()}")
     elif output:
         write_text(output, answer.program_c(bake_env=baked))
+
+
+@main.command("apply")
+@click.argument("records", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False))
+@size_options
+@sizes_option
+@click.option("--any-machine", is_flag=True,
+              help="Apply records made on other hardware too (by default only those made on this CPU model "
+                   "with these caches).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the code, as `looper optimize -o` (C input: default FILE.looper.c).")
+@click.option("--emit", type=click.Choice(["program", "function"]), default="program", show_default=True,
+              help="Python input: a complete benchmark program, or a C function with its header.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
+              help="Write a JSON report (the records applied, the checks).")
+@click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
+              help="The thread count the answer is checked at (with 4): as `looper optimize --threads`.")
+@omp_env_option
+@click.option("--bake-omp-env", is_flag=True,
+              help="The written program sets the tuned OpenMP settings (or --omp-env's) for itself.")
+@click.option("--cc", default="gcc", show_default=True, metavar="COMPILER",
+              help="The compiler you will build the output with: the answer is verified with it.")
+@click.option("--cflags", default=" ".join(("-O3", "-march=native", "-fopenmp")), show_default=True,
+              metavar="FLAGS", help="The flags you will build the output with: the answer is verified with them.")
+@click.option("--no-verify", is_flag=True, help="Write the answer without building and running it first.")
+@click.option("--no-speed-guard", is_flag=True,
+              help="A record the model chose: do not time it against the original.")
+@_friendly
+def apply_cmd(records: str, file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...],
+              sizes: str | None, any_machine: bool, output: str | None, emit: str, json_out: str | None,
+              threads: int | None, omp_env: str, bake_omp_env: bool, cc: str, cflags: str, no_verify: bool,
+              no_speed_guard: bool) -> None:
+    """Write FILE with the answers recorded in RECORDS (`--record`), without searching.
+
+    For each kernel (each scop of a C file) the best record for its kernel and sizes made on this
+    machine is replayed, checked again by isl, verified as `looper optimize` verifies its answer,
+    and written as `looper optimize` writes it.  Without --size/--sizes/-D, every set of sizes the
+    records hold for the program gets a version.  No record, a stale one (the program was edited,
+    or isl refuses a step) or one from another machine is an error; nothing is written then.
+    """
+    import json
+
+    from .api import is_c_input
+    from .runtime.ompenv import TUNED_ENV, OmpEnv
+    from .tune.apply import apply
+
+    env = OmpEnv.parse(omp_env)
+    c_input = is_c_input(file)
+    if c_input and emit == "function":
+        raise LooperUsageError("--emit function takes a Python program; a C file's scops are rewritten "
+                               "in place (-o FILE.looper.c)", file)
+    specs = _size_specs(file, size, sizes, c_input, emit) if sizes is not None else None
+    answer = apply(records, file, size, sizes=specs, defines=defines, includes=includes, any_machine=any_machine,
+                   threads=threads, omp_env=env, cc=cc, cflags=cflags, verify=not no_verify,
+                   speed_guard=not no_speed_guard)
+    if hasattr(answer, "answers") and not c_input and emit != "function":
+        raise LooperUsageError(f"the records hold {len(answer.answers)} sets of sizes for this program: write them "
+                               "as one function (--emit function), or choose one with --size", file)
+    for line in answer.summary_lines():
+        click.echo(line)
+    baked = (env if env.settings else TUNED_ENV).assignments() if bake_omp_env else ""
+    _write_answer(answer, file, c_input, emit, output, baked)
     if json_out:
         write_text(json_out, json.dumps(answer.to_json(), indent=1))
 
@@ -581,40 +714,55 @@ def bench_group() -> None:
               help="OpenMP environment(s) of the timings: default (as your shell has it), tuned, 'NAME=V ...'; "
                    "two separated by a comma (default,tuned) time every system in both and flag answers whose "
                    "speed depends on it.")
+@record_option
+@click.option("--records", "records_in", default=None, type=click.Path(exists=True, dir_okay=False),
+              metavar="FILE",
+              help="Time the answers recorded in FILE (`--record`) instead of searching: each kernel's best "
+                   "record for its size, replayed, checked by isl and verified first.  A baseline with records "
+                   "(--save-baseline writes them) is replayed the same way.")
+@click.option("--any-machine", is_flag=True,
+              help="With --records or a baseline's records: apply records made on other hardware too.")
 @_friendly
 def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_out, csv_out, plot_out,
                     roofline_out, resume, check_only, save_baseline, baseline, tolerance, polycc, search_repeat,
-                    ceiling, ceiling_budget, ceiling_structure_budget, omp_env, quiet, **search) -> None:
+                    ceiling, ceiling_budget, ceiling_structure_budget, omp_env, quiet, record=None, records_in=None,
+                    any_machine=False, **search) -> None:
     """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table per input mode
     (times, GFLOP/s, fraction of peak, speedups), write JSON/CSV/plots."""
     import json
     import time
 
+    from .bench import records as bench_records
     from .bench import suite
     from .bench.report import progress_line
     from .runtime.ompenv import OmpEnv
+    from .tune import Evaluator
 
     envs = [OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or [OmpEnv.parse("default")]
-    from .tune import Evaluator
     options, target = tune_options(search, repeats=search_repeat, omp_env=envs[0])
     measure = options.with_(evaluator=Evaluator.MEASURE, budget=ceiling_budget,
                             structure_budget=ceiling_structure_budget) if ceiling else None
     cfg = suite.config_from_options(kernels, sizes, compare, inputs, target.threads, polycc, polybench_c,
                                     tune=options, target=target, repeat=repeat, check_only=check_only,
                                     omp_envs=envs, ceiling=measure)
-    store = suite.ResultsFile.open(json_out, resume)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
+    base = json.loads(Path(baseline).read_text()) if baseline else None
+    cfg.records = bench_records.replayed(records_in, base, baseline, any_machine, say)
+    if cfg.records is not None:
+        cfg.records.check_coverage(cfg)
+    store = suite.ResultsFile.open(json_out, resume)
+    keep = bench_records.Recorder(record, suite.reusable(store.previous, cfg), cfg)
     started = time.perf_counter()
 
     def on_result(r, n, total):
         store.add(r, cfg)  # after every kernel: an interrupted suite resumes from here
+        keep.add(r)
         say(progress_line(r, n, total, time.perf_counter() - started))
 
     results = suite.run_suite(cfg, store.previous, on_result, log=say)
     _print_bench(results, cfg)
     store.write(results, cfg)
     suite.write_outputs(results, cfg, csv_out, plot_out, roofline_out, save_baseline)
-    base = json.loads(Path(baseline).read_text()) if baseline else None
     sys.exit(suite.exit_status(results, check_only, base, tolerance, lambda s: click.echo(s, err=True)))
 
 

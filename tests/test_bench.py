@@ -225,6 +225,11 @@ def test_baseline_exit_codes(bench_run, tmp_path):
     base = json.loads((d / "base.json").read_text())
     key = "jacobi-1d/MINI"
     assert key in base["kernels"]
+    results = json.loads((d / "r.json").read_text())["results"]
+    record = base["kernels"][key]["record"]  # the answer as a tuning record: a later run replays it
+    assert record["sequence"] == results[0]["sequence_json"] and record["program"]["size"] == "MINI"
+    assert record["measured"] == pytest.approx(results[0]["systems"]["gcc"]["median"]
+                                               / results[0]["systems"]["looper"]["median"])
     high = tmp_path / "high.json"
     high.write_text(json.dumps({"kernels": {key: {"speedup": 1000.0, "status": "ok"}}}))
     low = tmp_path / "low.json"

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from ..errors import LooperUsageError
 from ..ir.program import Program
 from ..kernels import polybench_file, polybench_names
 from ..lang.parse import parse_file
@@ -34,6 +35,9 @@ from ..tune.options import TuneOptions
 from . import check, native, peers, timing
 from .results import KernelResult, geomean
 
+if TYPE_CHECKING:
+    from ..tune.records import Record
+    from .records import RecordedAnswers
 
 __all__ = ["ALL_KERNELS", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_file",
            "run_kernel", "run_mode", "search"]
@@ -70,6 +74,8 @@ class BenchConfig:
     # also run the measuring search and time its answers in the same rounds (a ceiling, labelled
     # `looper-measure`), with its own budgets
     ceiling: TuneOptions | None = None
+    # tuning records replayed instead of searching (`--records`, a baseline's records); None: search
+    records: RecordedAnswers | None = None
 
     @property
     def evaluator(self) -> str:
@@ -106,10 +112,14 @@ class Answer:
     sequence: str
     source: str | None = None
     measured: int = 0  # candidates the search ran
+    record: Record | None = None  # the tuning record replayed instead of a search (`bench.records`)
 
 
 def search(name: str, size: str, cfg: BenchConfig, options: TuneOptions | None = None) -> Answer:
-    """Parse the kernel at `size` and run looper's search on it (the scop mode)."""
+    """Parse the kernel at `size` and run looper's search on it (the scop mode); with records
+    (`--records`), replay the kernel's best record instead."""
+    if cfg.records is not None:
+        return cfg.records.answer(name, size, cfg)
     program = parse_file(kernel_file(name), size)
     schedule, seconds = choose_schedule(program, cfg, options=options)
     return Answer(name, program, schedule, seconds, schedule.describe())
@@ -131,6 +141,9 @@ def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions) 
     """`looper optimize` on PolyBench's own C file of the kernel at `size`, in place, as a user of
     polycc or Polly would run it: the file's scop searched, checked, and rewritten."""
     from ..api import optimize
+    if cfg.records is not None:
+        raise LooperUsageError("--records replays answers of looper's Python programs: use it with --input scop "
+                               "(a C file's answers are applied with `looper apply RECORDS FILE.c`)")
     tree = native.PolyBenchC.find(cfg.polybench_c)
     c_file = tree.kernel(name)
     t0 = time.perf_counter()
@@ -198,9 +211,11 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
     for s, a in answers.items():
         if s in results:
             results[s].sequence, results[s].search_seconds, results[s].measured = a.sequence, a.seconds, a.measured
-    out = KernelResult(answer.name, answer.program.size_label, answer.sequence, cfg.evaluator,
+    evaluator = answer.record.evaluator if answer.record is not None else cfg.evaluator
+    out = KernelResult(answer.name, answer.program.size_label, answer.sequence, evaluator,
                        answer.seconds, results, mode, work.flops, work.bytes, work.precision,
-                       [e.describe() for e in cfg.omp_envs])
+                       [e.describe() for e in cfg.omp_envs], answer.schedule.to_json(),
+                       answer.record.origin if answer.record is not None else "")
     if cfg.limits is not None:
         out.rate(cfg.limits.peak(work.precision))
     return out
@@ -251,7 +266,7 @@ def build_native(system: str, answers: dict[str, Answer], cfg: BenchConfig, defi
 def _at_size(answer: Answer, size: str, cfg: BenchConfig) -> tuple[Program, Schedule]:
     """The kernel at `size` with looper's sequence replayed on it.  Legality can depend on sizes
     (a shift, a skew): when the sequence is illegal there, a timed run checks at its own size,
-    and --check-only searches again at the check size."""
+    and --check-only searches again at the check size (unless the answer is a record)."""
     program, schedule = answer.program, answer.schedule
     if size == program.size_label:
         return program, schedule
@@ -259,7 +274,7 @@ def _at_size(answer: Answer, size: str, cfg: BenchConfig) -> tuple[Program, Sche
     replayed, why = replay(schedule, small)
     if why is None:
         return small, replayed
-    if cfg.check_only:
+    if cfg.check_only and cfg.records is None:  # a recorded answer is checked as it is, never searched for
         return small, choose_schedule(small, cfg, written=False)[0]
     return program, schedule
 

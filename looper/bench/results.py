@@ -1,7 +1,7 @@
 """What `looper bench` records per kernel and system, and how it is saved (JSON, CSV).
 
 A `KernelResult` is one (kernel, size, input mode): every system's status and times, looper's
-sequence, and the kernel's work (exact flops, compulsory bytes, precision) from which each
+sequence (as text, and as JSON that replays), and the kernel's work (exact flops, compulsory bytes, precision) from which each
 system's GFLOP/s and fraction of the machine's peak follow.
 """
 from __future__ import annotations
@@ -56,6 +56,10 @@ class KernelResult:
     bytes: int | None = None
     precision: str | None = None  # "double" | "single" | None (no flops)
     environments: list[str] = field(default_factory=list)  # OpenMP environments timed in (the first: the table's)
+    # looper's answer as JSON (`Schedule.to_json`): it replays on the kernel (`looper apply`,
+    # `bench --records`); None in files written before it was kept, and for a run that failed
+    sequence_json: list | None = None
+    record: str = ""  # FILE:LINE of the tuning record replayed instead of a search ("" when searched)
 
     def environment_flags(self) -> list[str]:
         """looper's answer faster than gcc in one environment and slower in another: code whose
@@ -135,7 +139,8 @@ def from_json(data: dict) -> list[KernelResult]:
         systems = {k: SystemResult(**{a: b for a, b in v.items() if a in known}) for k, v in r["systems"].items()}
         out.append(KernelResult(r["kernel"], r["size"], r["sequence"], r["evaluator"], r["search_seconds"],
                                 systems, r.get("input", "scop"), r.get("flops"), r.get("bytes"),
-                                r.get("precision"), r.get("environments", [])))
+                                r.get("precision"), r.get("environments", []), r.get("sequence_json"),
+                                r.get("record", "")))
     return out
 
 

@@ -173,7 +173,7 @@ def write_outputs(results: list[KernelResult], cfg: BenchConfig, csv_path: str |
     if roofline_path and not cfg.check_only and cfg.limits is not None:
         roofline.plot_roofline(results, cfg.limits, roofline_path)
     if baseline_path:
-        write_text(baseline_path, json.dumps(baseline_json(results), indent=1))
+        write_text(baseline_path, json.dumps(baseline_json(results, cfg), indent=1))
 
 
 # -- the exit status ----------------------------------------------------------------------------------------
@@ -208,12 +208,19 @@ def baseline_key(r: KernelResult) -> str:
     return f"{r.kernel}/{r.size}" + ("" if r.input == "scop" else f"/{r.input}")
 
 
-def baseline_json(results: list[KernelResult]) -> dict:
-    """looper's speedup over gcc per kernel: what a later run is compared with."""
-    return {"kind": "looper-bench-baseline",
-            "kernels": {baseline_key(r): {"speedup": r.speedup("looper", "gcc"),
-                                          "status": r.systems.get("looper", SystemResult("looper", "?")).status}
-                        for r in results}}
+def baseline_json(results: list[KernelResult], cfg: BenchConfig | None = None) -> dict:
+    """looper's speedup over gcc per kernel: what a later run is compared with; with `cfg`, also
+    each kernel's answer as a tuning record, which the later run replays instead of searching."""
+    from .records import result_record
+    kernels = {}
+    for r in results:
+        entry = {"speedup": r.speedup("looper", "gcc"),
+                 "status": r.systems.get("looper", SystemResult("looper", "?")).status}
+        rec = result_record(r, cfg) if cfg is not None else None
+        if rec is not None:
+            entry["record"] = rec.to_json()
+        kernels[baseline_key(r)] = entry
+    return {"kind": "looper-bench-baseline", "kernels": kernels}
 
 
 def regressions(results: list[KernelResult], baseline: dict, tolerance: float) -> list[str]:

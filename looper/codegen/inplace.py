@@ -21,6 +21,19 @@ reach for an array whose extent is open, `CScop.reach`).  Without sizes or such 
 no test.  A delinearized flat array (`double *A` seen as A[i][j]) is indexed flat on the user's
 pointer again (`A[1000*i + j]`, `CScop.strides`).
 
+A kernel tuned at several sizes gets one block per set of sizes, in one region:
+
+    /* looper: tuned for 2 sets of sizes; other sizes run the original code */
+    /* MEDIUM (ni=200, nj=220): looper: ... */
+    /* LARGE (ni=1000, nj=1100): looper: ... */
+    if (ni == 200 && nj == 220) {
+      <the version tuned for MEDIUM>
+    } else if (ni == 1000 && nj == 1100) {
+      <the version tuned for LARGE>
+    } else {
+      <the original statements, byte for byte>
+    }
+
 Names: the code uses the user's own variables, as declared where the region stands
 (`cexpr.verbatim_names`); looper's loop iterators and macros get a prefix that no identifier of
 the file starts with (`looper_` unless the file has one), and are declared inside the block.  The
@@ -30,6 +43,7 @@ own macros of those names (if any) saved and restored around it (`#pragma push_m
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
 from ..ir.schedule import Lowered
@@ -46,53 +60,44 @@ HELPERS = {
 }
 
 
+@dataclass(frozen=True)
+class Version:
+    """One tuned version of a region: the scop as parsed at its sizes, and its schedule."""
+
+    scop: CScop
+    lowered: Lowered
+    comment: str  # `looper: <sequence>`
+    label: str = ""  # which sizes, for the region's comment when it holds several versions
+
+
 def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newline: str = "\n") -> str:
     """The text that replaces one region (pragma lines included)."""
+    return versions_code([Version(scop, lowered, comment)], prefix, newline)
+
+
+def versions_code(versions: Sequence[Version], prefix: str, newline: str = "\n") -> str:
+    """The text that replaces one region by one block per version, each entered at its own sizes
+    (`if (ni == 200 && ...) {...} else if (ni == 1000 && ...) {...}`), and the original
+    statements for any other sizes.  Every version's scop is the same region of the same file
+    (the same bytes); they differ in the sizes they were parsed at."""
+    scop = versions[0].scop
     ind = scop.indent
-    # arrays the schedule adds (packed copies, expanded temporaries) take the file's prefix too
-    names = {**scop.user_names, **{a.name: prefix + a.name.removeprefix("looper_")
-                                   for a in lowered.program.arrays.values() if a.role == "temp"}}
-    with verbatim_names(names, scop.strides):
-        body, iterators = kernel_body(lowered, rename=lambda it: prefix + it)
-    allocate, free = temporaries(lowered.program, lambda n: names[n])
-    code = [str(s) for s in body]
-    text = "\n".join(code)
-    helpers = [h for h in HELPERS if re.search(rf"\b{h}\(", text)]
-    lines: list[str] = []
-    tuned = ", ".join(f"{k}={v}" for k, v in scop.size_vars.items())
-    if tuned:
-        note = f"{comment} (tuned for {tuned}; other sizes run the original code)"
-    else:
-        note = comment
-    if scop.may_overlap:
-        note += "; arrays that overlap run the original code"
-    lines.append(f"{ind}{_comment(note)}")
-    tests = [f"{k} == {v}" for k, v in scop.size_vars.items()]
     disjoint = f"{prefix}disjoint"
+    lines = [f"{ind}{_comment(c)}" for c in _notes(versions)]
     if scop.may_overlap:
         # elements [alo, ahi) of a and [blo, bhi) of b share no byte (in units of *a and *b)
         lines.append(f"#define {disjoint}(a, alo, ahi, b, blo, bhi) ((const char *)((a) + (ahi)) <= "
                      "(const char *)((b) + (blo)) || (const char *)((b) + (bhi)) <= (const char *)((a) + (alo)))")
-        internal = {user: name for name, user in scop.user_names.items()}
-        ref = {u: (f"&{u}" if scop.program.arrays[internal.get(u, u)].rank == 0 else u)
-               for pair in scop.may_overlap for u in pair}  # a scalar a pointer may point to
-        tests += [f"{disjoint}({ref[x]}, {_span(scop.reach[x])}, {ref[y]}, {_span(scop.reach[y])})"
-                  for x, y in scop.may_overlap]
-    if tests:
-        lines.append(f"{ind}if ({tests[0]}" + "".join(f"{newline}{ind}    && {t}" for t in tests[1:]) + ") {")
-    else:
-        lines.append(f"{ind}{{")
-    for h in helpers:
-        lines += [f'#pragma push_macro("{h}")', f"#undef {h}", HELPERS[h]]
-    inner = ind + "  "
-    if iterators:
-        lines.append(f"{inner}int {', '.join(iterators)};")
-    lines += [inner + ln for ln in allocate]
-    for c in code:
-        lines += [(inner + ln if ln and not ln.startswith("#") else _pragma(ln, inner)) for ln in c.split("\n")]
-    lines += [inner + ln for ln in free]
-    for h in reversed(helpers):
-        lines += [f"#undef {h}", f'#pragma pop_macro("{h}")']
+    tests: list[str] = []
+    for k, v in enumerate(versions):
+        tests = _tests(v.scop, disjoint)
+        if tests:
+            opener = "if (" if k == 0 else "} else if ("
+            lines.append(f"{ind}{opener}{tests[0]}" + "".join(f"{newline}{ind}    && {t}" for t in tests[1:]) + ") {")
+        else:
+            assert len(versions) == 1, "versions need sizes to tell them apart"
+            lines.append(f"{ind}{{")
+        lines += _block(v, prefix, ind + "  ")
     if tests:
         lines.append(f"{ind}}} else {{")
         out = newline.join(lines) + newline + scop.inner + f"{ind}}}" + newline
@@ -104,8 +109,64 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
     return out
 
 
+def _notes(versions: Sequence[Version]) -> list[str]:
+    """The comment lines above the region: the sequence and the sizes it runs at, or one line
+    per version under a line that says how many."""
+    scop = versions[0].scop
+    overlap = "; arrays that overlap run the original code" if scop.may_overlap else ""
+    if len(versions) > 1:
+        return [f"looper: tuned for {len(versions)} sets of sizes; other sizes run the original code{overlap}"] + \
+               [f"{v.label}{' ' if v.label else ''}({_tuned(v.scop)}): {v.comment}" for v in versions]
+    tuned = _tuned(scop)
+    note = f"{versions[0].comment} (tuned for {tuned}; other sizes run the original code)" if tuned \
+        else versions[0].comment
+    return [note + overlap]
+
+
+def _tuned(scop: CScop) -> str:
+    return ", ".join(f"{k}={v}" for k, v in scop.size_vars.items())
+
+
+def _tests(scop: CScop, disjoint: str) -> list[str]:
+    """What enters a version: its sizes, and its arrays not overlapping where they may."""
+    tests = [f"{k} == {v}" for k, v in scop.size_vars.items()]
+    if scop.may_overlap:
+        internal = {user: name for name, user in scop.user_names.items()}
+        ref = {u: (f"&{u}" if scop.program.arrays[internal.get(u, u)].rank == 0 else u)
+               for pair in scop.may_overlap for u in pair}  # a scalar a pointer may point to
+        tests += [f"{disjoint}({ref[x]}, {_span(scop.reach[x])}, {ref[y]}, {_span(scop.reach[y])})"
+                  for x, y in scop.may_overlap]
+    return tests
+
+
 def _span(bounds: tuple[int, int]) -> str:
     return f"{bounds[0]}, {bounds[1]}"
+
+
+def _block(version: Version, prefix: str, inner: str) -> list[str]:
+    """The lines of one version's block: its helpers, iterators, temporaries and loops."""
+    scop, lowered = version.scop, version.lowered
+    # arrays the schedule adds (packed copies, expanded temporaries) take the file's prefix too
+    names = {**scop.user_names, **{a.name: prefix + a.name.removeprefix("looper_")
+                                   for a in lowered.program.arrays.values() if a.role == "temp"}}
+    with verbatim_names(names, scop.strides):
+        body, iterators = kernel_body(lowered, rename=lambda it: prefix + it)
+    allocate, free = temporaries(lowered.program, lambda n: names[n])
+    code = [str(s) for s in body]
+    text = "\n".join(code)
+    helpers = [h for h in HELPERS if re.search(rf"\b{h}\(", text)]
+    lines: list[str] = []
+    for h in helpers:
+        lines += [f'#pragma push_macro("{h}")', f"#undef {h}", HELPERS[h]]
+    if iterators:
+        lines.append(f"{inner}int {', '.join(iterators)};")
+    lines += [inner + ln for ln in allocate]
+    for c in code:
+        lines += [(inner + ln if ln and not ln.startswith("#") else _pragma(ln, inner)) for ln in c.split("\n")]
+    lines += [inner + ln for ln in free]
+    for h in reversed(helpers):
+        lines += [f"#undef {h}", f'#pragma pop_macro("{h}")']
+    return lines
 
 
 def _pragma(line: str, indent: str) -> str:
@@ -118,15 +179,21 @@ def _comment(text: str) -> str:
 
 def inplace_source(cfile: CFile, answers: Sequence[Lowered], comments: Sequence[str]) -> str:
     """The file's text with every region replaced (`answers[k]` for scop k)."""
+    return inplace_versions_source(cfile, [[Version(scop, lowered, comment)]
+                                           for scop, lowered, comment in zip(cfile.scops, answers, comments)])
+
+
+def inplace_versions_source(cfile: CFile, versions: Sequence[Sequence[Version]]) -> str:
+    """The file's text with region k replaced by the blocks of `versions[k]` (`versions_code`)."""
     out: list[str] = []
     pos = 0
-    for scop, lowered, comment in zip(cfile.scops, answers, comments):
+    for scop, region in zip(cfile.scops, versions):
         out.append(cfile.original[pos:scop.begin])
         line_end = "\r\n" if cfile.original[scop.begin:scop.end].split("\n", 1)[0].endswith("\r") else "\n"
-        out.append(region_code(scop, lowered, cfile.prefix, comment, line_end))
+        out.append(versions_code(region, cfile.prefix, line_end))
         pos = scop.end
     out.append(cfile.original[pos:])
     return "".join(out)
 
 
-__all__ = ["region_code", "inplace_source"]
+__all__ = ["Version", "region_code", "versions_code", "inplace_source", "inplace_versions_source"]

@@ -398,6 +398,11 @@ class Program:
     kernel: tuple[Node, ...]
     statements: tuple[Statement, ...]
     outputs: tuple[Output, ...]
+    # The kernel as its front end read it, normalized: no comments, no layout, no line numbers
+    # (Python: the kernel function and OUTPUTS, unparsed; C: the scop's statements after the
+    # preprocessor, printed by pycparser).  A tuning record is keyed on it (`tune.records`): an
+    # edit that changes a statement changes it, a reformatted or commented file does not.
+    kernel_text: str = ""
 
     @property
     def max_depth(self) -> int:

@@ -6,6 +6,7 @@ The file is never imported or executed.  Every construct outside the language is
 from __future__ import annotations
 
 import ast
+import copy
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,8 +239,19 @@ class _Parser:
             name=name, path=self.file, source=self.source, doc=self.doc, size_label=size_label,
             sizes=dict(self.sizes), arrays=dict(self.arrays), init=init_nodes,
             init_locals=init_locals, kernel=kernel_nodes, statements=tuple(statements),
-            outputs=outputs,
+            outputs=outputs, kernel_text=self.kernel_text(kernel),
         )
+
+    def kernel_text(self, kernel: ast.FunctionDef) -> str:
+        """The kernel function (without its docstring) and OUTPUTS, unparsed by `ast`: the
+        program's identity for tuning records (`Program.kernel_text`)."""
+        fn = copy.deepcopy(kernel)
+        body = fn.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            fn.body = body[1:] or [ast.Pass()]
+        parts = [ast.unparse(fn)] + ([ast.unparse(self.outputs_node)] if self.outputs_node is not None else [])
+        return "\n".join(parts) + "\n"
 
     def check_signature(self, fn: ast.FunctionDef) -> None:
         a = fn.args

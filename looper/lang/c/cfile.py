@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 from ...errors import LooperSyntaxError, LooperUsageError
 from ...ir.extract import extract_statements
@@ -163,7 +163,7 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
             f"{site.begin_line}-{site.end_line})",
         size_label=label, sizes={}, arrays=arrays,
         init=generated_init([a for a in arrays.values() if a.role == "param"], prefix), init_locals={},
-        kernel=nodes, statements=tuple(statements), outputs=outputs)
+        kernel=nodes, statements=tuple(statements), outputs=outputs, kernel_text=kernel_text(site))
     begin = starts[site.begin_line - 1]
     end = starts[site.end_line] if site.end_line < len(starts) else len(pp.original)
     inner = pp.original[starts[site.begin_line]:starts[site.end_line - 1]]
@@ -176,6 +176,12 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
     return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
                  dict(sizes), _indent(inner), overlap, users, reach,
                  {rename[n]: s for n, s in views.strides.items()})
+
+
+def kernel_text(site: ScopSite) -> str:
+    """The region's statements as pycparser prints them from the preprocessed text: macros
+    expanded, comments and layout gone (`Program.kernel_text`, what tuning records key on)."""
+    return c_generator.CGenerator().visit(c_ast.Compound(list(site.items)))
 
 
 def _shapes(tree: ScopTree, lowering: ScopLowering) -> dict[str, tuple]:

@@ -1,0 +1,125 @@
+"""The bench and tuning records: `--records` and a baseline's records replay answers instead of
+searching, `--record` keeps the answers a run produced, and every results file carries the
+sequence as JSON.  Run with --check-only: outputs are compared, nothing is timed."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from looper.bench import polybench as pb
+from looper.bench import suite
+from looper.bench.results import KernelResult, SystemResult, from_json, to_json
+from looper.cli import main
+from looper.lang.parse import parse_file
+from looper.transforms import Parallelize
+from looper.transforms.schedule import Schedule
+from looper.tune.records import Machine, Record, append_records, program_key, read_records, this_machine
+
+from conftest import kernel_path
+
+I_LOOP = Parallelize(((("S0", "S1"), 1),))  # gemm's i loop
+
+
+def _gemm_record(size="MINI", machine: Machine | None = None) -> Record:
+    program = parse_file(kernel_path("gemm"), size)
+    s = Schedule(program, (I_LOOP,))
+    return Record(program_key(program, None, size), machine or this_machine(), "measure", tuple(s.to_json()),
+                  s.describe(), None, 2.5, 30.0, "2025-01-01T00:00:00+00:00", "0.1.0")
+
+
+@pytest.fixture
+def no_search(monkeypatch):
+    """A replaying run must not search: any search fails the test."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the bench searched")
+    monkeypatch.setattr(pb, "choose_schedule", refuse)
+
+
+def _bench(*args):
+    return CliRunner().invoke(main, ["bench", "polybench", "--check-only", "-q", *[str(a) for a in args]])
+
+
+def test_results_keep_the_sequence_as_json():
+    r = KernelResult("gemm", "MINI", "parallelize(i)", "measure", 1.0, {"looper": SystemResult("looper", "checked")},
+                     sequence_json=[I_LOOP.to_json()], record="r.jsonl:3")
+    (back,) = from_json(json.loads(json.dumps(to_json([r], {}))))
+    assert back.sequence_json == [I_LOOP.to_json()] and back.record == "r.jsonl:3"
+    old = to_json([r], {})
+    del old["results"][0]["sequence_json"], old["results"][0]["record"]
+    assert from_json(old)[0].sequence_json is None  # a file from before
+
+
+def test_records_are_replayed_instead_of_searching(tmp_path, no_search):
+    append_records(tmp_path / "r.jsonl", [_gemm_record()])
+    res = _bench("--kernels", "gemm", "--sizes", "MINI", "--records", tmp_path / "r.jsonl",
+                 "--json", tmp_path / "out.json", "--record", tmp_path / "again.jsonl")
+    assert res.exit_code == 0, res.output
+    (r,) = json.loads((tmp_path / "out.json").read_text())["results"]
+    assert r["sequence"] == "parallelize(i)" and r["sequence_json"] == [I_LOOP.to_json()]
+    assert r["record"] == f"{tmp_path / 'r.jsonl'}:1" and r["evaluator"] == "measure"
+    assert r["systems"]["looper"]["status"] == "checked"
+    (again,) = read_records(tmp_path / "again.jsonl")  # what this run did with it: checked, not timed
+    assert again.sequence == (I_LOOP.to_json(),) and again.measured is None
+    assert again.extra["bench"] == {"input": "scop", "replayed": r["record"]}
+
+
+def test_a_kernel_without_a_record_stops_the_run_before_it_starts(tmp_path, no_search):
+    append_records(tmp_path / "r.jsonl", [_gemm_record()])
+    res = _bench("--kernels", "gemm,atax", "--sizes", "MINI", "--records", tmp_path / "r.jsonl",
+                 "--json", tmp_path / "out.json")
+    assert res.exit_code == 2 and "no record made on this machine" in res.output and "atax [MINI]" in res.output
+    assert "gemm [MINI]" not in res.output and not (tmp_path / "out.json").exists()
+
+
+def test_records_of_another_machine_need_any_machine(tmp_path, no_search):
+    other = Machine("Some Other CPU", ("L1d 32 KiB",), 64, "gcc 99", ("-O3",), "default")
+    append_records(tmp_path / "r.jsonl", [_gemm_record(machine=other)])
+    args = ["--kernels", "gemm", "--sizes", "MINI", "--records", tmp_path / "r.jsonl"]
+    assert _bench(*args).exit_code == 2
+    assert _bench(*args, "--any-machine").exit_code == 0
+
+
+def test_a_baseline_with_records_is_replayed(tmp_path, no_search):
+    cfg = pb.BenchConfig(["gemm"], ["MINI"], [], evaluator="measure", threads=2, check_only=True)
+    s = _gemm_record()
+    result = KernelResult("gemm", "MINI", s.describe, "measure", 3.0,
+                          {"gcc": SystemResult("gcc", "checked"), "looper": SystemResult("looper", "checked")},
+                          sequence_json=list(s.sequence))
+    base = suite.baseline_json([result], cfg)
+    entry = base["kernels"]["gemm/MINI"]
+    assert entry["record"]["sequence"] == list(s.sequence) and entry["record"]["record_format"] == 1
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    res = _bench("--kernels", "gemm", "--sizes", "MINI", "--baseline", tmp_path / "base.json",
+                 "--json", tmp_path / "out.json")
+    assert res.exit_code == 0, res.output
+    (r,) = json.loads((tmp_path / "out.json").read_text())["results"]
+    assert r["record"] == f"{tmp_path / 'base.json'} (gemm/MINI)" and r["sequence"] == "parallelize(i)"
+
+
+def test_a_stale_baseline_record_is_an_error_not_a_search(tmp_path, no_search):
+    cfg = pb.BenchConfig(["gemm"], ["MINI"], [], evaluator="measure", threads=2, check_only=True)
+    bad = [{"kind": "parallelize", "loops": [[["S1"], 3]]}]  # gemm's k loop: isl refuses it
+    result = KernelResult("gemm", "MINI", "parallelize(k)", "measure", 3.0, {}, sequence_json=bad)
+    (tmp_path / "base.json").write_text(json.dumps(suite.baseline_json([result], cfg)))
+    res = _bench("--kernels", "gemm", "--sizes", "MINI", "--baseline", tmp_path / "base.json")
+    assert res.exit_code == 2 and "no longer applies: parallelize(k)" in res.output
+
+
+def test_one_record_per_kernel_and_size_the_run_produced(tmp_path):
+    from looper.bench.records import Recorder
+    cfg = pb.BenchConfig(["gemm", "atax"], ["MINI"], [], evaluator="model", threads=2, check_only=True,
+                         inputs=["scop", "native"])
+    seq = [I_LOOP.to_json()]
+
+    def result(kernel, mode, sequence_json=seq):
+        return KernelResult(kernel, "MINI", "parallelize(i)", "model", 1.0, {}, mode, sequence_json=sequence_json)
+
+    keep = Recorder(tmp_path / "r.jsonl", {("atax", "MINI", "scop")}, cfg)
+    for r in (result("gemm", "scop"), result("gemm", "native"), result("atax", "scop"), result("atax", "native")):
+        keep.add(r)
+    keep.add(result("gemm", "scop", None))  # a run that failed has no answer to keep
+    (r,) = read_records(tmp_path / "r.jsonl")
+    assert r.program.name == "gemm" and r.sequence == tuple(seq) and r.evaluator == "model"
+    assert Recorder(None, (), cfg).add(result("gemm", "scop")) is None
