@@ -347,6 +347,9 @@ def _tune_setup(options, target, threads: int | None, cc: str, cflags, changes: 
         target = Target.detect(threads, toolchain.cc, toolchain.cflags)
     if options.evaluator.measures or options.verify or options.speed_guard:
         compiler_id(target.cc)  # a LooperError naming it when it is not installed
+    if options.evaluator.measures and target.cpu == Target.detect(target.threads).cpu:
+        from .runtime.peaks import measured_target
+        target = measured_target(target)  # the restraint and the cost terms need its limits
     return options, target
 
 

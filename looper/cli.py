@@ -785,8 +785,11 @@ def _print_bench(results, cfg) -> None:
 @click.option("--quick", is_flag=True,
               help="A tiny measurement budget (a few seconds in all): rough numbers, for smoke tests; "
                    "nothing is cached.")
+@click.option("--target-json", "target_out", default=None, type=click.Path(dir_okay=False),
+              help="Write this machine as a target (`optimize --target FILE`: tune for it elsewhere), with "
+                   "the limits measured on N threads.")
 @_friendly
-def machine_cmd(threads: int | None, json_out: str | None, quick: bool) -> None:
+def machine_cmd(threads: int | None, json_out: str | None, quick: bool, target_out: str | None) -> None:
     """Measure this machine's limits: FMA peak (double, single) and triad bandwidth for 1..N
     threads, numpy's DGEMM on the same threads as a check on the peak, and the caches (sysfs).
 
@@ -808,6 +811,10 @@ def machine_cmd(threads: int | None, json_out: str | None, quick: bool) -> None:
     Console(width=None if sys.stdout.isatty() else 160).print(_machine_table(report))
     if json_out:
         write_text(json_out, json.dumps(report.to_json(), indent=1))
+    if target_out:
+        from .target import Target
+        here = Target.detect(report.limits[-1].threads).with_limits(report.limits[-1])
+        write_text(target_out, json.dumps(here.to_json(), indent=1))
 
 
 def _machine_table(report):

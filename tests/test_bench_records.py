@@ -8,6 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from looper.tune import Evaluator, TuneOptions
 from looper.bench import polybench as pb
 from looper.bench import suite
 from looper.bench.results import KernelResult, SystemResult, from_json, to_json
@@ -82,7 +83,7 @@ def test_records_of_another_machine_need_any_machine(tmp_path, no_search):
 
 
 def test_a_baseline_with_records_is_replayed(tmp_path, no_search):
-    cfg = pb.BenchConfig(["gemm"], ["MINI"], [], evaluator="measure", threads=2, check_only=True)
+    cfg = pb.BenchConfig(["gemm"], ["MINI"], [], TuneOptions(evaluator=Evaluator("measure")), threads=2, check_only=True)
     s = _gemm_record()
     result = KernelResult("gemm", "MINI", s.describe, "measure", 3.0,
                           {"gcc": SystemResult("gcc", "checked"), "looper": SystemResult("looper", "checked")},
@@ -99,7 +100,7 @@ def test_a_baseline_with_records_is_replayed(tmp_path, no_search):
 
 
 def test_a_stale_baseline_record_is_an_error_not_a_search(tmp_path, no_search):
-    cfg = pb.BenchConfig(["gemm"], ["MINI"], [], evaluator="measure", threads=2, check_only=True)
+    cfg = pb.BenchConfig(["gemm"], ["MINI"], [], TuneOptions(evaluator=Evaluator("measure")), threads=2, check_only=True)
     bad = [{"kind": "parallelize", "loops": [[["S1"], 3]]}]  # gemm's k loop: isl refuses it
     result = KernelResult("gemm", "MINI", "parallelize(k)", "measure", 3.0, {}, sequence_json=bad)
     (tmp_path / "base.json").write_text(json.dumps(suite.baseline_json([result], cfg)))
@@ -109,7 +110,7 @@ def test_a_stale_baseline_record_is_an_error_not_a_search(tmp_path, no_search):
 
 def test_one_record_per_kernel_and_size_the_run_produced(tmp_path):
     from looper.bench.records import Recorder
-    cfg = pb.BenchConfig(["gemm", "atax"], ["MINI"], [], evaluator="model", threads=2, check_only=True,
+    cfg = pb.BenchConfig(["gemm", "atax"], ["MINI"], [], TuneOptions(evaluator=Evaluator("model")), threads=2, check_only=True,
                          inputs=["scop", "native"])
     seq = [I_LOOP.to_json()]
 

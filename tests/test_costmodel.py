@@ -140,7 +140,7 @@ def test_model_guided_and_hybrid_optimize(tiny_model, tmp_path):
     res = CliRunner().invoke(main, ["optimize", str(kernel_path("jacobi_1d")), "-s", "MINI", "--model", str(path),
                                     "-e", "hybrid", "--verify-top", "2", "-q", "--db", str(tmp_path / "m.db")])
     assert res.exit_code == 0, res.output
-    assert res.output.count("verified: predicted") == 2
+    assert 2 <= res.output.count("verified: predicted") <= 4  # two rounds of 2 (fewer when the space is small)
 
 
 def test_model_guided_search_stays_as_deep_as_its_training_data(tmp_path):

@@ -1,6 +1,8 @@
 """The measuring evaluator's output check: wrong code is never scored; FMA rounding is not wrong."""
 from __future__ import annotations
 
+import pytest
+
 from looper.lang.parse import parse_file
 from looper.search.evaluators import ExecutionEvaluator
 from looper.transforms import Fuse, Interchange
@@ -32,6 +34,8 @@ def test_fma_rounding_alone_is_not_wrong():
     score = _evaluate(p, Schedule.from_json(p, GRAMSCHMIDT_ANSWER))
     # accepted and timed ("slow" when a microsecond run at MINI happened to exceed the cutoff)
     assert score.status in ("ok", "slow") and score.speedup and score.times
+    if score.status == "ok" and not score.detail:
+        pytest.skip("this host's gcc contracts the answer and the original alike: no FMA difference to excuse")
     assert "FMA" in score.detail
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from ..errors import LooperUsageError
 from ..ir.program import Program
@@ -37,7 +37,13 @@ from .results import KernelResult, geomean
 
 if TYPE_CHECKING:
     from ..tune.records import Record
-    from .records import RecordedAnswers
+
+
+class Replayed(Protocol):
+    """Recorded answers a run times instead of searching (`bench.records.RecordedAnswers`)."""
+
+    def answer(self, name: str, size: str, cfg: "BenchConfig") -> "Answer":
+        """The kernel's recorded answer at `size`, replayed and checked."""
 
 __all__ = ["ALL_KERNELS", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_file",
            "run_kernel", "run_mode", "search"]
@@ -75,7 +81,7 @@ class BenchConfig:
     # `looper-measure`), with its own budgets
     ceiling: TuneOptions | None = None
     # tuning records replayed instead of searching (`--records`, a baseline's records); None: search
-    records: RecordedAnswers | None = None
+    records: Replayed | None = None
 
     @property
     def evaluator(self) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import atomic_path
-from ..runtime.peaks import Limits
+from ..target.limits import Limits
 from .results import KernelResult
 
 SUBTITLE = ("x: flops / compulsory bytes (every array element the kernel touches read once, every written "

@@ -18,6 +18,7 @@ from ..target.caches import CacheLevel, cache_levels, last_level_bytes
 from ..target.host import cpu_id
 from ..target.isa import compiler_id
 from ..target.limits import Limits, load_limits, save_limits
+from ..target.target import Target
 from .dgemm import numpy_dgemm
 from .microbench import fma_peak, fork_cost, triad_bandwidth
 
@@ -90,3 +91,15 @@ def limits_for_bench(threads: int, log: Callable[[str], None] = lambda s: None) 
     limits = measure_limits(threads, dgemm=False)
     save_limits(limits, compiler_id("gcc"))
     return limits
+
+
+def measured_target(target: Target) -> Target:
+    """`target` (this machine) with what its first parallel region costs, which the restraint and
+    the cost terms need: from `looper machine`'s kept limits, else measured now (a fraction of a
+    second; the peaks and bandwidth stay unmeasured, and the cost terms assume typical ones)."""
+    limits = target.limits
+    if limits is not None and limits.fork_seconds is not None:
+        return target
+    fork = fork_cost(target.threads)
+    base = limits if limits is not None else Limits(target.threads, 0.0, 0.0, 0.0)
+    return target.with_limits(dataclasses.replace(base, fork_seconds=fork.first, region_seconds=fork.region))

@@ -85,7 +85,7 @@ class Machine:
     """Where a record's answer was found: the hardware, and the settings it ran with."""
 
     cpu: str
-    caches: tuple[str, ...] = ()  # `L1d 48 KiB`, ... (`runtime.caches.CacheLevel.describe`)
+    caches: tuple[str, ...] = ()  # `L1d 48 KiB`, ... (`target.caches.CacheLevel.describe`)
     threads: int | None = None
     compiler: str = ""  # `gcc --version`'s first line
     cflags: tuple[str, ...] = ()
@@ -213,14 +213,12 @@ def program_key(program, sizes: Mapping[str, int] | None = None, size: str | Non
 def this_machine(threads: int | None = None, cc: str = "gcc", cflags: Iterable[str] = (),
                  omp_env: str = "") -> Machine:
     """The machine looper runs on, with the settings an answer is found or applied with."""
-    from ..runtime.caches import cache_levels
-    from ..runtime.compile import compiler_id
-    from ..runtime.machine import cpu_model, default_threads
+    from ..target import cache_levels, compiler_id, cpu_id, default_threads
     try:
         compiler = compiler_id(cc)
     except LooperError:
         compiler = cc
-    return Machine(cpu_model(), tuple(c.describe() for c in cache_levels()), threads or default_threads(),
+    return Machine(cpu_id(), tuple(c.describe() for c in cache_levels()), threads or default_threads(),
                    compiler, tuple(cflags), omp_env)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from .sizes import const_int
+from .constants import const_int
 
 
 class Effect(enum.Enum):
