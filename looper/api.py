@@ -340,7 +340,7 @@ def _tune_setup(options, target, threads: int | None, cc: str, cflags, changes: 
         changes["evaluator"] = Evaluator.parse(changes["evaluator"])
     if "omp_env" in changes and not isinstance(changes["omp_env"], OmpEnv):
         changes["omp_env"] = OmpEnv.parse(changes["omp_env"] or "default")
-    base = options or TuneOptions()
+    base = options or TuneOptions(evaluator=Evaluator.default(cc))
     options = base.with_(**changes) if changes else base
     if target is None:
         toolchain = Toolchain.parse(cc, cflags)

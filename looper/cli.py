@@ -79,10 +79,11 @@ def search_options(fn):
     turns them into a `TuneOptions` and a `Target`)."""
     opts = [
         click.option("--evaluator", "-e", type=click.Choice(["hybrid", "model", "measure"]), default=None,
-                     help="How candidates are scored.  model (the default): the cost model alone, nothing "
-                          "compiled during the search (tune for another machine with --target).  hybrid: the "
-                          "model ranks, its best candidates are measured as users run programs.  measure: "
-                          "every candidate built and timed (minutes a kernel: a ceiling)."),
+                     help="How candidates are scored.  hybrid (the default where the compiler is installed): "
+                          "the cost model and analytic cost terms rank the whole search space, two rounds of 8 "
+                          "candidates are measured as users run programs, the best confirmed.  model: the cost "
+                          "model alone, nothing compiled during the search (tune for another machine with "
+                          "--target).  measure: every candidate built and timed (minutes a kernel: a ceiling)."),
         click.option("--beam", "-b", default=None, type=click.IntRange(1, 64),
                      help="Beam width: schedules kept per level (default 3)."),
         click.option("--max-affine", default=None, type=click.IntRange(0, 16),
@@ -132,7 +133,7 @@ def tune_options(kw: dict, cc: str = "gcc", cflags: str | None = None, **more):
             target = target.with_threads(o["threads"])
     else:
         target = Target.detect(o["threads"], toolchain.cc, toolchain.cflags)
-    evaluator = Evaluator(o["evaluator"]) if o["evaluator"] else Evaluator.MODEL
+    evaluator = Evaluator(o["evaluator"]) if o["evaluator"] else Evaluator.default(toolchain.cc)
     options = TuneOptions(evaluator=evaluator, beam=o["beam"], max_affine=o["max_affine"],
                           max_fusion=o["max_fusion"], budget=o["budget"], structure_budget=o["structure_budget"],
                           proxy=Proxy.of(o["step_proxy"], o["size_proxy"]), model=o["model_path"], db=o["db"],

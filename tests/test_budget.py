@@ -138,3 +138,30 @@ def test_the_ranked_candidates_compute_what_the_original_does(gemm_ranked, tmp_p
     picks = [replay(c.schedule, small)[0] for c in first_round(ranked(result, True), 8)]
     picks = [s for s in picks if s is not None]
     assert picks and differential(small, picks, tmp_path) == []
+
+
+def test_the_default_is_the_hybrid_where_a_compiler_is(monkeypatch):
+    from looper.tune import Evaluator, TuneOptions
+    monkeypatch.delenv("LOOPER_EVALUATOR", raising=False)
+    assert Evaluator.default("gcc") is Evaluator.HYBRID and TuneOptions().evaluator is Evaluator.HYBRID
+    assert Evaluator.default("no-such-compiler-looper") is Evaluator.MODEL
+    monkeypatch.setenv("LOOPER_EVALUATOR", "measure")
+    assert Evaluator.default("gcc") is Evaluator.MEASURE
+
+
+def test_the_default_search_end_to_end_writes_a_verified_answer(tmp_path):
+    """looper.optimize with the hybrid: the grown space ranked, at most two rounds of 4 measured,
+    the answer judged against the original and verified; its outputs are the original's."""
+    import looper
+    from looper.tune import HybridOptions
+    k = looper.optimize(kernel_path("gemm"), size="SMALL", evaluator="hybrid", hybrid=HybridOptions(per_round=4),
+                        memo=False)
+    assert k.evaluator == "hybrid" and 1 <= len(k.verified) <= 8
+    assert k.answer.measured <= 8 + 1  # the rounds, and the original once
+    assert k.check is not None and k.check.skipped is None
+    if k.schedule.steps:
+        assert k.result.best_score.detail.startswith("confirmed: ")
+        small = parse_file(kernel_path("gemm"), "MINI")
+        from looper.poly.legality import replay
+        replayed, why = replay(k.schedule, small)
+        assert why is None and differential(small, [replayed], tmp_path) == []

@@ -27,8 +27,9 @@ from .storage import byte_count, heap_arrays, pointer_declarator, temporaries
 # Bumped whenever how a run is timed changes: part of every measurement's memo key, and recorded
 # with every collected data point.  2: arrays are touched before the first timed run, and
 # OpenMP threads spin while waiting (then always; now `runtime.ompenv.TUNED_ENV`, a choice).
-# 3: `main ... cold` times the first call with the OpenMP team created inside it.
-HARNESS_VERSION = 3
+# 3: `main ... cold` times the first call with the OpenMP team created inside it.  4: arrays a C
+# program passes by pointer reach the kernel as pointer parameters (`Program.passed`).
+HARNESS_VERSION = 4
 
 def _template(name: str) -> str:
     """A C file of the harness, shipped in `codegen/templates/`."""
@@ -99,7 +100,7 @@ def kernel_function(lowered: Lowered, name: str) -> cgen.FunctionBody:
     return _function(lowered.program, name, body, iterators)
 
 
-def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list[str]) -> cgen.FunctionBody:
+def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list[str]) -> cgen.Generable:
     locals_ = [a for a in p.arrays.values() if a.role == "local"]
     decls = _locals(locals_)
     env = _size_env(p)
@@ -111,8 +112,22 @@ def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list
     if iterators:
         decls.append(cgen.Statement("int " + ", ".join(iterators)))
     contents = decls + [cgen.Line("#pragma scop")] + body + [cgen.Line("#pragma endscop")] + [cgen.Line(x) for x in free]
-    return cgen.FunctionBody(_void_fn(name),
-                             cgen.Block(contents))
+    passed = [a for a in p.arrays.values() if a.name in p.passed and a.rank]
+    if not passed:
+        return cgen.FunctionBody(_void_fn(name), cgen.Block(contents))
+    # C the user calls with pointers: the kernel sees them as parameters (that shadow the
+    # globals), in a function gcc may neither inline nor specialize (`noipa`), so that it knows
+    # no more about them than the user's function knows about its arguments; the scalars it only
+    # reads come by value, as a caller's arguments do (else every store through a pointer could
+    # change them, and gcc would load them again after each)
+    written = {a.array for st in p.statements for a in st.accesses if a.is_write}
+    passed += [a for a in p.arrays.values() if not a.rank and a.role == "param" and a.name not in written]
+    heap = heap_arrays(p)
+    params = ", ".join(_decl(a, env, a.name in heap) for a in passed)
+    inner = cgen.FunctionBody(cgen.Line(f"static void __attribute__((noipa)) {name}_kernel({params})"),
+                              cgen.Block(contents))
+    call = cgen.Statement(f"{name}_kernel({', '.join(c_name(a.name) for a in passed)})")
+    return cgen.Module([inner, cgen.Line(), cgen.FunctionBody(_void_fn(name), cgen.Block([call]))])
 
 
 def _outputs_io(program: Program) -> list[cgen.Generable]:

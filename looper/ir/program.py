@@ -403,6 +403,10 @@ class Program:
     # preprocessor, printed by pycparser).  A tuning record is keyed on it (`tune.records`): an
     # edit that changes a statement changes it, a reformatted or commented file does not.
     kernel_text: str = ""
+    # arrays the user's code reaches through pointers (C function parameters, pointer variables):
+    # code written in place cannot assume they do not alias, so they are measured that way too
+    # (`codegen.harness`: passed to a kernel that sees only pointers)
+    passed: frozenset[str] = frozenset()
 
     @property
     def max_depth(self) -> int:

@@ -43,6 +43,17 @@ MODEL_STRUCTURE = frozenset(("shift", "fuse", "distribute", "interchange", "reve
 FAMILIES = ("register", "pack", "timetile", "vector", "tile", "parallel", "plain")
 
 
+MARKS = frozenset(("unroll", "vectorize", "region"))
+
+
+def shape(s: Schedule) -> str:
+    """A schedule without its pure marks (unroll, vector, region pragmas) and its enablers
+    (reversals, skews): candidates of one shape differ by a few percent at most, so a round
+    measures one of each first."""
+    return " ; ".join(t.kind + repr(sorted(t.touched())) for t in s.steps if t.kind not in MARKS and not t.enabler) \
+        + f" | {family(s)} | " + " ; ".join(repr(t) for t in s.steps if t.kind in ("register", "tile", "pack", "timetile"))
+
+
 def family(s: Schedule) -> str:
     """A schedule's refinement family: the most specific of what it adds to its loops."""
     kinds = {t.kind for t in s.steps}
@@ -119,6 +130,7 @@ class Candidate:
     family: str
     corrected: float = 0.0
     measured: Score | None = None
+    shape: str = ""
 
     @property
     def ratio(self) -> float | None:
@@ -149,14 +161,14 @@ def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
         if s.identity in seen:
             continue
         seen.add(s.identity)
-        out.append(Candidate(s, e.score.speedup, s.structure().describe(), family(s), e.score.speedup))
+        out.append(Candidate(s, e.score.speedup, s.structure().describe(), family(s), e.score.speedup, shape=shape(s)))
     return out
 
 
 def first_round(cands: list[Candidate], n: int) -> list[Candidate]:
     """`n` candidates covering the ranking: the best of each of the best loop structures (half
     the round), the best of every refinement family, the original structure's best, then the best
-    of what is left."""
+    of what is left, one of each shape first (`shape`)."""
     chosen: list[Candidate] = []
 
     def take(c: Candidate | None) -> None:
@@ -173,9 +185,25 @@ def first_round(cands: list[Candidate], n: int) -> list[Candidate]:
         if not any(c.family == fam for c in chosen):
             take(next((c for c in cands if c.family == fam), None))
     take(next((c for c in cands if c.schedule.keeps_original_structure()), None))
-    for c in cands:
-        take(c)
-    return chosen
+    return chosen + next_round(cands, n - len(chosen), chosen)
+
+
+def next_round(cands: list[Candidate], n: int, taken: list[Candidate] = (), key=lambda c: c.corrected
+               ) -> list[Candidate]:
+    """The best `n` candidates not measured (nor `taken`) by `key`, one per shape not yet measured
+    first, then any."""
+    seen = {c.shape for c in cands if c.measured is not None} | {c.shape for c in taken}
+    pool = sorted((c for c in cands if c.measured is None and c not in taken), key=lambda c: -key(c))
+    out: list[Candidate] = []
+    for fresh_only in (True, False):
+        for c in pool:
+            if len(out) == n:
+                return out
+            if c in out or (fresh_only and c.shape in seen):
+                continue
+            seen.add(c.shape)
+            out.append(c)
+    return out
 
 
 def correct(cands: list[Candidate]) -> None:
@@ -229,7 +257,7 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
         measure_round(program, batch, evaluator)
         report.rounds.append(len(batch))
         correct(cands)
-        batch = sorted((c for c in cands if c.measured is None), key=lambda c: -c.corrected)[:per_round]
+        batch = next_round(cands, per_round)
     finalists = distinct_best([c for c in cands if c.ratio is not None], confirm)
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
     if finalists:

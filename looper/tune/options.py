@@ -6,6 +6,8 @@ build one and hand it to `tune` with the target; nothing else carries search opt
 from __future__ import annotations
 
 import enum
+import os
+import shutil
 from dataclasses import dataclass, field, replace
 
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
@@ -16,9 +18,11 @@ from ..search.proxy import Proxy
 class Evaluator(str, enum.Enum):
     """What scores the search's candidates.
 
-    - `model` (the default): the cost model alone; nothing is compiled during the search (tuning
-      for a machine other than this one, `--target`);
-    - `hybrid`: the cost model ranks, its best candidates are measured and the fastest wins;
+    - `hybrid` (the default where a compiler is present): the whole search space ranked by the
+      cost model and the analytic cost terms, a small budget of candidates measured as users run
+      programs, the best confirmed (`search.budget`);
+    - `model`: the cost model alone; nothing is compiled during the search (tuning for a machine
+      other than this one, `--target`; the default where no compiler is);
     - `measure`: every candidate built, checked and timed (minutes per kernel: a ceiling to
       compare the default with, not the default)."""
 
@@ -35,6 +39,15 @@ class Evaluator(str, enum.Enum):
     def predicts(self) -> bool:
         """Whether the cost model scores candidates."""
         return self is not Evaluator.MEASURE
+
+    @staticmethod
+    def default(cc: str = "gcc") -> "Evaluator":
+        """`$LOOPER_EVALUATOR` when set, else `hybrid` where the compiler is installed, else
+        `model` (which compiles nothing)."""
+        chosen = os.environ.get("LOOPER_EVALUATOR")
+        if chosen:
+            return Evaluator.parse(chosen)
+        return Evaluator.HYBRID if shutil.which(cc) else Evaluator.MODEL
 
     @staticmethod
     def parse(text: "str | Evaluator") -> "Evaluator":
@@ -61,7 +74,7 @@ class HybridOptions:
 class TuneOptions:
     """Every choice of one tuning run besides the program and the target (None: the default)."""
 
-    evaluator: Evaluator = Evaluator.MODEL
+    evaluator: Evaluator = field(default_factory=Evaluator.default)
     beam: int | None = None
     max_affine: int | None = None
     max_fusion: int | None = None

@@ -163,7 +163,9 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
             f"{site.begin_line}-{site.end_line})",
         size_label=label, sizes={}, arrays=arrays,
         init=generated_init([a for a in arrays.values() if a.role == "param"], prefix), init_locals={},
-        kernel=nodes, statements=tuple(statements), outputs=outputs, kernel_text=kernel_text(site))
+        kernel=nodes, statements=tuple(statements), outputs=outputs, kernel_text=kernel_text(site),
+        passed=frozenset(rename[n] for n, sym in declared
+                         if n in views.extents and (sym.kind == "param" or sym.ctype.pointer)))
     begin = starts[site.begin_line - 1]
     end = starts[site.end_line] if site.end_line < len(starts) else len(pp.original)
     inner = pp.original[starts[site.begin_line]:starts[site.end_line - 1]]
