@@ -90,11 +90,14 @@ class Protocol:
         return statistics.fmean(times) if self.cold else statistics.median(times)
 
     def runs(self, seconds: float | None, judging: bool = True) -> int:
-        """Samples to take of a program of about `seconds` a run."""
-        n = self.judge_runs if judging else self.rank_runs
-        if seconds is not None and seconds >= self.long_seconds:
-            n = max(3, n // 2) if seconds < 5 * self.long_seconds else 3
-        return n
+        """Samples to take of a program of about `seconds` a run: `judge_runs` (`rank_runs`)
+        under `long_seconds`, fewer beyond, where one run averages more of the machine's noise
+        (judging: half, at least 3, and 3 beyond five times as long; ranking: 2, then 1)."""
+        long = seconds is not None and seconds >= self.long_seconds
+        longer = seconds is not None and seconds >= 5 * self.long_seconds
+        if judging:
+            return (3 if longer else max(3, self.judge_runs // 2)) if long else self.judge_runs
+        return (1 if longer else min(2, self.rank_runs)) if long else self.rank_runs
 
 
 AS_RUN = Protocol("as-run")

@@ -43,14 +43,16 @@ class ExecutionEvaluator:
 
     name = "measure"
 
-    def __init__(self, program: Program, *, repeats: int = 3, threads: int | None = None,
+    def __init__(self, program: Program, *, repeats: int | None = 3, threads: int | None = None,
                  flags: tuple[str, ...] = OPT_FLAGS, store: MeasurementStore | None = None,
                  memoize: bool = True, batch_size: int = 8, slow_factor: float = 2.0,
                  timeout_factor: float = 4.0, min_timeout: float = 5.0,
                  progress: Callable[[int, int], None] | None = None, timing_lock=None,
                  memo_only: bool = False, omp_env: OmpEnv = DEFAULT_ENV, protocol: Protocol = AS_RUN):
         self.program = program
-        self.repeats = repeats
+        # samples per candidate; None: as many as the protocol ranks by, for the original's time
+        self.auto = repeats is None
+        self.repeats = repeats or protocol.rank_runs
         self.threads = threads or default_threads()
         self.builder = ProgramBuilder(program, tuple(flags))
         self.omp_env = omp_env  # what every run adds to the user's environment (runtime.ompenv)
@@ -90,8 +92,9 @@ class ExecutionEvaluator:
         """What a measurement of `schedule` depends on: program, kernel C, compiler, flags, CPU,
         threads, repeats, harness."""
         repeats = self.repeats if repeats is None else repeats
+        count = "auto" if self.auto and repeats == self.repeats else str(repeats)
         parts = [self.program.fingerprint, ProgramBuilder.code(schedule.lowered), compiler_id(),
-                 " ".join(self.flags), cpu_model(), str(self.threads), str(repeats), f"harness{HARNESS_VERSION}"]
+                 " ".join(self.flags), cpu_model(), str(self.threads), count, f"harness{HARNESS_VERSION}"]
         if self.omp_env != TUNED_ENV:  # every memo entry before environments were a choice was tuned
             parts.append(f"env:{self.omp_env.assignments()}")
         if self.protocol.cold:
@@ -119,9 +122,16 @@ class ExecutionEvaluator:
             m = store.get(key)
             if m is not None and m.status == Status.OK and m.times:
                 self._set_baseline(m.times)
+                if self.auto:
+                    self.repeats = self.protocol.runs(self.baseline, judging=False)
         if self.baseline is not None and (self.reference.has_outputs or not need_reference):
             return
-        times = self.reference.record(repeats)
+        auto = self.auto and self.baseline is None and repeats == self.repeats
+        times = self.reference.record(1 if auto else repeats)
+        if auto:  # as many samples as a program of its time needs: one more run for a short one
+            self.repeats = self.protocol.runs(times[0], judging=False)
+            if self.repeats > 1:
+                times += self.reference.record(self.repeats - 1)
         if self.baseline is None:
             self._set_baseline(times)
             self._record(key, Measurement(Status.OK, times, 0.0, "baseline", load_average()), root, store)
@@ -143,6 +153,7 @@ class ExecutionEvaluator:
 
     def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
         """The protocol: each schedule checked and timed `repeats` times (memoized)."""
+        self._ensure_baseline(False, self.repeats, self.store)  # settles an automatic count
         return self._evaluate(schedules, self.repeats, self.store)
 
     def check(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:

@@ -168,7 +168,7 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
 
 
 def _measuring(program: Program, options: TuneOptions, target: Target, store, progress) -> ExecutionEvaluator:
-    return ExecutionEvaluator(program, repeats=options.repeats or options.protocol.rank_runs, threads=target.threads,
+    return ExecutionEvaluator(program, repeats=options.repeats, threads=target.threads,
                               flags=target.cflags, store=store, memoize=options.memo, progress=progress,
                               omp_env=options.omp_env, protocol=options.protocol)
 
