@@ -119,6 +119,7 @@ class Answer:
     source: str | None = None
     measured: int = 0  # candidates the search ran
     record: Record | None = None  # the tuning record replayed instead of a search (`bench.records`)
+    evaluator: str = ""  # what scored the search
 
 
 def search(name: str, size: str, cfg: BenchConfig, options: TuneOptions | None = None) -> Answer:
@@ -128,7 +129,8 @@ def search(name: str, size: str, cfg: BenchConfig, options: TuneOptions | None =
         return cfg.records.answer(name, size, cfg)
     program = parse_file(kernel_file(name), size)
     schedule, seconds = choose_schedule(program, cfg, options=options)
-    return Answer(name, program, schedule, seconds, schedule.describe())
+    evaluator = (options or cfg.searches()["looper"]).evaluator.value
+    return Answer(name, program, schedule, seconds, schedule.describe(), evaluator=evaluator)
 
 
 def choose_schedule(program: Program, cfg: BenchConfig, written: bool = True,
@@ -156,8 +158,9 @@ def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions) 
     done = optimize(str(c_file), size, includes=[str(tree.utilities)], options=options, target=cfg.machine())
     seconds = time.perf_counter() - t0
     [k] = done.kernels
-    program = parse_file(kernel_file(name), size)
-    return Answer(name, program, Schedule(program), seconds, k.sequence, done.source, k.answer.measured)
+    # `program` is looper's Python program of the kernel (its work); `schedule`, of the C scop's
+    return Answer(name, parse_file(kernel_file(name), size), k.schedule, seconds, k.sequence, done.source,
+                  k.answer.measured, evaluator=options.evaluator.value)
 
 
 def check_size(size: str, check_only: bool) -> str:
@@ -216,7 +219,9 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
         results.update(timing.time_systems(timed, cfg, log, envs))
     for s, a in answers.items():
         if s in results:
-            results[s].sequence, results[s].search_seconds, results[s].measured = a.sequence, a.seconds, a.measured
+            r = results[s]
+            r.sequence, r.search_seconds, r.measured = a.sequence, a.seconds, a.measured
+            r.sequence_json, r.evaluator = a.schedule.to_json(), a.evaluator
     evaluator = answer.record.evaluator if answer.record is not None else cfg.evaluator
     out = KernelResult(answer.name, answer.program.size_label, answer.sequence, evaluator,
                        answer.seconds, results, mode, work.flops, work.bytes, work.precision,

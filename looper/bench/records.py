@@ -67,15 +67,28 @@ class RecordedAnswers:
         return Answer(name, program, result.best, time.perf_counter() - t0, result.best.describe(), record=record)
 
 
-def result_record(r: KernelResult, cfg: BenchConfig) -> Record | None:
-    """The record of a kernel's answer as the bench found and timed it (None: it has none)."""
-    if r.sequence_json is None:
+def result_record(r: KernelResult, cfg: BenchConfig, system: str = "looper") -> Record | None:
+    """The record of a looper system's answer as the bench found and timed it (None: it has none):
+    of looper's Python program in the scop mode, of PolyBench's C file (its scop) in the native
+    mode, with the speedup the bench measured over gcc's build of the same input."""
+    x = r.systems.get(system)
+    steps = x.sequence_json if x is not None and x.sequence_json is not None else \
+        (r.sequence_json if system == "looper" else None)
+    if steps is None:
         return None
-    program = parse_file(kernel_file(r.kernel), r.size)
-    measured = r.speedup("looper", "gcc" if r.input == "scop" else "original")
-    bench = {"input": r.input, **({"replayed": r.record} if r.record else {})}
-    return Record(program_key(program, None, r.size), bench_machine(cfg), r.evaluator, tuple(r.sequence_json),
-                  r.sequence, None, measured, round(r.search_seconds, 3), now(), looper_version(), {"bench": bench})
+    if r.input == "native":
+        from ..api import load_programs
+        from .native import PolyBenchC
+        tree = PolyBenchC.find(cfg.polybench_c)
+        scop = load_programs(str(tree.kernel(r.kernel)), r.size, includes=[str(tree.utilities)]).scops[0]
+        key = program_key(scop.program, scop.size_vars, r.size)
+    else:
+        key = program_key(parse_file(kernel_file(r.kernel), r.size), None, r.size)
+    evaluator = (x.evaluator if x is not None and x.evaluator else r.evaluator)
+    seconds = x.search_seconds if x is not None and x.search_seconds is not None else r.search_seconds
+    bench = {"input": r.input, "system": system, **({"replayed": r.record} if r.record else {})}
+    return Record(key, bench_machine(cfg), evaluator, tuple(steps), x.sequence if x and x.sequence else r.sequence,
+                  None, r.speedup(system, "gcc"), round(seconds, 3), now(), looper_version(), {"bench": bench})
 
 
 def baseline_records(baseline: dict, path: str) -> list[Record]:
@@ -110,6 +123,7 @@ class Recorder:
     def add(self, result: KernelResult) -> None:
         if not self.path or result.key in self.kept or result.input != self.cfg.inputs[0]:
             return
-        rec = result_record(result, self.cfg)
-        if rec is not None:
-            append_records(self.path, [rec])
+        recs = [result_record(result, self.cfg, s) for s in self.cfg.searches()]
+        recs = [r for r in recs if r is not None]
+        if recs:
+            append_records(self.path, recs)

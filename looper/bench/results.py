@@ -32,6 +32,8 @@ class SystemResult:
     fraction_of_peak: float | None = None  # gflops / the machine's peak for the kernel's precision
     mean: float | None = None  # what a user's runs cost on average: what speedups compare
     sequence: str = ""  # a looper system's answer
+    sequence_json: list | None = None  # ... as JSON (`Schedule.to_json`, of the program it searched)
+    evaluator: str = ""  # ... and what scored its search
     search_seconds: float | None = None  # ... and how long finding and checking it took
     measured: int | None = None  # ... and how many candidates its search ran
 

@@ -2,7 +2,10 @@
 
 The key covers everything a time depends on: the program and its sizes, the kernel's C text, the
 compiler and flags, the CPU model and the thread count.  Each record is committed as soon as it is
-taken, so an interrupted search or data collection loses nothing.
+taken, so an interrupted search or data collection loses nothing.  Each also keeps what a later
+reader needs to learn from it (`Provenance`): the sequence as JSON, the program's fingerprint,
+path and sizes, and how it was timed (OpenMP environment, protocol), so that the hours a
+measuring search spends can become a cost model's training data.
 """
 from __future__ import annotations
 
@@ -34,6 +37,19 @@ CREATE TABLE IF NOT EXISTS measurements (
     created REAL NOT NULL
 )
 """
+# Columns added after the first memos were written (kept empty in older rows).
+PROVENANCE_COLUMNS = ("sequence", "fingerprint", "source", "sizes", "environment")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a measurement was taken of and how, beyond its key: enough to featurize it again."""
+
+    sequence: str = ""  # the schedule's steps, JSON (`Schedule.to_json`)
+    fingerprint: str = ""  # `Program.fingerprint`
+    source: str = ""  # the program's path
+    sizes: str = ""  # its sizes, JSON
+    environment: str = ""  # the OpenMP settings added, and the timing protocol
 
 
 @dataclass
@@ -68,6 +84,10 @@ class MeasurementStore:
         self.db = sqlite3.connect(str(self.path), timeout=60)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute(SCHEMA)
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(measurements)")}
+        for column in PROVENANCE_COLUMNS:
+            if column not in have:
+                self.db.execute(f"ALTER TABLE measurements ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
         self.db.commit()
 
     def get(self, key: str) -> Measurement | None:
@@ -78,14 +98,23 @@ class MeasurementStore:
         return Measurement(row[0], json.loads(row[1]), row[2], row[3], row[4])
 
     def put(self, key: str, m: Measurement, *, program: str, size: str, schedule: str, compiler: str,
-            flags: str, cpu: str, threads: int) -> None:
+            flags: str, cpu: str, threads: int, provenance: Provenance = Provenance()) -> None:
         """Record one measurement in its own transaction: committed whole, or rolled back when
         interrupted (Ctrl-C, kill -9: SQLite's journal undoes a half-written row)."""
+        columns = ("key", "program", "size", "schedule", "status", "times", "cutoff", "detail", "compiler", "flags",
+                   "cpu", "threads", "loadavg", "created") + PROVENANCE_COLUMNS
+        values = (key, program, size, schedule, m.status.value, json.dumps(m.times), m.cutoff, m.detail, compiler,
+                  flags, cpu, threads, m.loadavg, time.time(), provenance.sequence, provenance.fingerprint,
+                  provenance.source, provenance.sizes, provenance.environment)
         with self.db:
-            self.db.execute(
-                "INSERT OR REPLACE INTO measurements VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (key, program, size, schedule, m.status.value, json.dumps(m.times), m.cutoff, m.detail, compiler,
-                 flags, cpu, threads, m.loadavg, time.time()))
+            self.db.execute(f"INSERT OR REPLACE INTO measurements ({', '.join(columns)}) "
+                            f"VALUES ({', '.join('?' * len(columns))})", values)
+
+    def provenance(self, key: str) -> Provenance | None:
+        """What the measurement under `key` was taken of (None: no such measurement)."""
+        row = self.db.execute(f"SELECT {', '.join(PROVENANCE_COLUMNS)} FROM measurements WHERE key = ?",
+                              (key,)).fetchone()
+        return Provenance(*row) if row is not None else None
 
     def __len__(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]

@@ -17,7 +17,9 @@ rate where measuring reaches 80%).  So, in order:
 3. **Fit**: each unmeasured candidate's score is corrected by what its nearest measured relatives
    showed (the geometric mean of measured over predicted, among those of its loop structure and
    family, else its family, else its structure, else all of them).
-4. **Round two**: the best `per_round` of the corrected ranking not measured yet.
+4. **Round two**: the best `per_round` of the corrected ranking not measured yet, new shapes
+   first; with three rounds, **round three** measures the relatives of the two fastest so far
+   (`exploit`: the same loop structure with other tiles, unroll factors, vector loops).
 5. **Confirm**: the `confirm` fastest measured candidates and the original timed together, as
    users run programs (fresh processes, enough of them to see a slow mode), judged by their means
    with no run far slower than the original (`runtime.judge`).  The fastest that passes is the
@@ -53,6 +55,13 @@ def shape(s: Schedule) -> str:
     measures one of each first."""
     skip = tuple(MARKS) + ("reverse",)
     return " ; ".join(part for part in s.describe().split(" ; ") if not part.startswith(skip))
+
+
+def structure_of(s: Schedule) -> str:
+    """A schedule's loop structure (`Schedule.structure`) without its reversals: a structure
+    reversed runs the same loops backwards, and counting it apart spent a round's places for
+    structures on one (gemver MEDIUM: all 24 candidates of one structure)."""
+    return " ; ".join(part for part in s.structure().describe().split(" ; ") if not part.startswith("reverse"))
 
 
 def family(s: Schedule) -> str:
@@ -174,7 +183,7 @@ def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
         if s.identity in seen or text in seen:
             continue
         seen |= {s.identity, text}
-        out.append(Candidate(s, e.score.speedup, s.structure().describe(), family(s), e.score.speedup, shape=shape(s)))
+        out.append(Candidate(s, e.score.speedup, structure_of(s), family(s), e.score.speedup, shape=shape(s)))
     return out
 
 
@@ -217,6 +226,18 @@ def next_round(cands: list[Candidate], n: int, taken: list[Candidate] = (), key=
             seen.add(c.shape)
             out.append(c)
     return out
+
+
+def exploit(cands: list[Candidate], n: int, leaders: int = 2) -> list[Candidate]:
+    """The last round: the unmeasured relatives of the `leaders` fastest measured candidates (their
+    loop structure: other tiles, unroll factors, vector loops, register tile shapes), best
+    corrected first, then the corrected ranking's best.  The breadth of the earlier rounds found
+    the structure; its variants differ by tens of percent, which no estimate tells apart."""
+    best = sorted((c for c in cands if c.ratio is not None), key=lambda c: -c.measured.speedup)[:leaders]
+    keep = {c.structure for c in best}
+    near = sorted((c for c in cands if c.measured is None and c.structure in keep), key=lambda c: -c.corrected)
+    out = near[:n]
+    return out + next_round(cands, n - len(out), out)
 
 
 def correct(cands: list[Candidate]) -> None:
@@ -270,7 +291,7 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
         measure_round(program, batch, evaluator)
         report.rounds.append(len(batch))
         correct(cands)
-        batch = next_round(cands, per_round)
+        batch = exploit(cands, per_round) if r == rounds - 2 and rounds > 2 else next_round(cands, per_round)
     finalists = distinct_best([c for c in cands if c.ratio is not None], confirm)
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
     if finalists:

@@ -12,6 +12,7 @@ original (so a per-program bias of the model cancels).
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,8 +24,8 @@ from ..runtime.builder import ProgramBuilder
 from ..runtime.compile import OPT_FLAGS, CompileError
 from ..target.isa import compiler_id
 from ..runtime.limits import TimeLimits
-from ..target.host import cpu_model, default_threads, load_average
-from ..runtime.measurements import Measurement, MeasurementStore, measurement_key
+from ..target.host import cpu_id, default_threads, load_average
+from ..runtime.measurements import Measurement, MeasurementStore, Provenance, measurement_key
 from ..runtime.ompenv import DEFAULT_ENV, TUNED_ENV, OmpEnv
 from ..runtime.reference import Reference
 from ..runtime.run import AS_RUN, Protocol, Runner, runs_per_process
@@ -94,7 +95,7 @@ class ExecutionEvaluator:
         repeats = self.repeats if repeats is None else repeats
         count = "auto" if self.auto and repeats == self.repeats else str(repeats)
         parts = [self.program.fingerprint, ProgramBuilder.code(schedule.lowered), compiler_id(),
-                 " ".join(self.flags), cpu_model(), str(self.threads), count, f"harness{HARNESS_VERSION}"]
+                 " ".join(self.flags), cpu_id(), str(self.threads), count, f"harness{HARNESS_VERSION}"]
         if self.omp_env != TUNED_ENV:  # every memo entry before environments were a choice was tuned
             parts.append(f"env:{self.omp_env.assignments()}")
         if self.protocol.cold:
@@ -103,9 +104,12 @@ class ExecutionEvaluator:
 
     def _record(self, key: str, m: Measurement, schedule: Schedule, store: MeasurementStore | None) -> None:
         if store is not None:
-            store.put(key, m, program=self.program.name, size=self.program.size_label,
-                      schedule=schedule.describe(), compiler=compiler_id(),
-                      flags=" ".join(self.flags), cpu=cpu_model(), threads=self.threads)
+            p = self.program
+            env = f"{self.omp_env.assignments() or 'default'}; {self.protocol.name}; harness{HARNESS_VERSION}"
+            store.put(key, m, program=p.name, size=p.size_label, schedule=schedule.describe(),
+                      compiler=compiler_id(), flags=" ".join(self.flags), cpu=cpu_id(), threads=self.threads,
+                      provenance=Provenance(json.dumps(schedule.to_json()), p.fingerprint, p.path,
+                                            json.dumps(p.sizes, sort_keys=True), env))
 
     # -- the original -------------------------------------------------------------------------------
     def _set_baseline(self, times: list[float]) -> None:

@@ -61,11 +61,11 @@ class Evaluator(str, enum.Enum):
 @dataclass(frozen=True)
 class HybridOptions:
     """The default search's measurement budget: `rounds` rounds of `per_round` candidates measured
-    (the first chosen to cover loop structures and refinement families, the next after a fit of
-    the cost terms to what the first measured), then the `confirm` best judged against the
-    original as users run them."""
+    (the first chosen to cover loop structures and refinement families, the second after a fit of
+    the estimates to what the first measured, the last among the relatives of the fastest), then
+    the `confirm` best judged against the original as users run them."""
 
-    rounds: int = 2
+    rounds: int = 3
     per_round: int = 8
     confirm: int = 3
 

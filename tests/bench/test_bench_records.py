@@ -63,7 +63,7 @@ def test_records_are_replayed_instead_of_searching(tmp_path, no_search):
     assert r["systems"]["looper"]["status"] == "checked"
     (again,) = read_records(tmp_path / "again.jsonl")  # what this run did with it: checked, not timed
     assert again.sequence == (I_LOOP.to_json(),) and again.measured is None
-    assert again.extra["bench"] == {"input": "scop", "replayed": r["record"]}
+    assert again.extra["bench"] == {"input": "scop", "system": "looper", "replayed": r["record"]}
 
 
 def test_a_kernel_without_a_record_stops_the_run_before_it_starts(tmp_path, no_search):

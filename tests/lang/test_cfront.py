@@ -1,7 +1,7 @@
 """The C front end and the in-place output, on self-contained C files (no shared data needed).
 
 The differential test builds many legal schedules of one C file (the search driven by a hash
-stand-in evaluator, as tests/test_differential.py does for Python programs), writes each into the
+stand-in evaluator, as tests/search/test_differential.py does for Python programs), writes each into the
 file in place, and checks the program prints exactly what the original prints, at the sizes looper
 optimized for (the tuned code runs) and at others (the original code runs).
 """

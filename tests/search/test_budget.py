@@ -154,7 +154,7 @@ def test_the_default_search_end_to_end_writes_a_verified_answer(tmp_path):
     the answer judged against the original and verified; its outputs are the original's."""
     import looper
     from looper.tune import HybridOptions
-    k = looper.optimize(kernel_path("gemm"), size="SMALL", evaluator="hybrid", hybrid=HybridOptions(per_round=4),
+    k = looper.optimize(kernel_path("gemm"), size="SMALL", evaluator="hybrid", hybrid=HybridOptions(2, 4),
                         memo=False)
     assert k.evaluator == "hybrid" and 1 <= len(k.verified) <= 8
     assert k.answer.measured <= 8 + 1  # the rounds, and the original once

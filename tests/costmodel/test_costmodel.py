@@ -20,9 +20,9 @@ from looper.costmodel.train import (
     train_ensemble, validation_loss,
 )
 
-from conftest import kernel_path
+from conftest import ROOT, kernel_path
 
-TINY = Path(__file__).parent / "data" / "tiny-points.parquet"
+TINY = ROOT / "tests" / "data" / "tiny-points.parquet"
 
 
 @pytest.fixture(scope="module")

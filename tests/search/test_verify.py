@@ -168,7 +168,7 @@ def test_the_speed_guard_reports_the_measured_speedup(monkeypatch):
 
 def test_fma_rounding_is_excused_only_through_the_exact_recheck():
     """gramschmidt's model answer differs from the original by FMA rounding alone under -O3
-    -march=native (tests/test_evaluators.py): verification compares exactly, so it must take
+    -march=native (tests/search/test_evaluators.py): verification compares exactly, so it must take
     the re-check without contraction, which shows identical outputs."""
     from test_evaluators import GRAMSCHMIDT_ANSWER
     p = parse_file(kernel_path("gramschmidt"), "MINI")
