@@ -333,6 +333,7 @@ def _tune_setup(options, target, threads: int | None, cc: str, cflags, changes: 
     from .target import Target
     from .target.isa import compiler_id
     from .tune import Evaluator, TuneOptions
+    changes = _spelled(dict(changes))
     unknown = set(changes) - set(TuneOptions.__dataclass_fields__)
     if unknown:
         raise TypeError(f"optimize() got unexpected options: {', '.join(sorted(unknown))}")
@@ -351,6 +352,22 @@ def _tune_setup(options, target, threads: int | None, cc: str, cflags, changes: 
         from .runtime.peaks import measured_target
         target = measured_target(target)  # the restraint and the cost terms need its limits
     return options, target
+
+
+def _spelled(changes: dict) -> dict:
+    """The keywords `looper optimize`'s options are also known by (`timeout`, `repeat`,
+    `step_proxy`/`size_proxy`, `verify_top`), as `TuneOptions` fields."""
+    from .search.proxy import Proxy
+    from .tune import HybridOptions
+    if "timeout" in changes:
+        changes["budget"] = changes.pop("timeout")
+    if "repeat" in changes:
+        changes["repeats"] = changes.pop("repeat")
+    if "step_proxy" in changes or "size_proxy" in changes:
+        changes["proxy"] = Proxy.of(changes.pop("step_proxy", None), changes.pop("size_proxy", None))
+    if "verify_top" in changes:
+        changes["hybrid"] = HybridOptions(per_round=changes.pop("verify_top"))
+    return changes
 
 
 def _resized(loaded, verify: bool):

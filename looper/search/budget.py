@@ -141,7 +141,7 @@ class Ranking:
         pass
 
 
-@dataclass
+@dataclass(eq=False)
 class Candidate:
     """One ranked schedule: its prediction, its corrected prediction, what measuring it gave."""
 

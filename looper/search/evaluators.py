@@ -163,7 +163,7 @@ class ExecutionEvaluator:
     def check(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
         """Each schedule's outputs checked against the original's in one run (the FMA excuse
         included), nothing read from or written to the memo: for candidates that are timed
-        interleaved next (hybrid, benchmarks/model_bench.py), whose repeats here would be thrown
+        interleaved next, whose repeats here would be thrown
         away (at LARGE, three runs of seconds per candidate)."""
         return self._evaluate(schedules, repeats=0, store=None)
 

@@ -1,15 +1,14 @@
-"""Hybrid search: the model ranks, measurement decides among the model's K best candidates."""
+"""What the model-guided searches share: the measured candidates (`Verified`), one candidate per
+loop structure (`top_candidates`, for the stand-ins' carry), and the parallel region a model
+answer gets (`with_region`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.program import Program
 from ..poly.deps import Dependences
-from ..runtime.status import Status
 from ..transforms.parallel import ParallelRegion, forks_more_than_once
 from ..transforms.schedule import Schedule
 from .scoring import Score, SearchResult
-from .evaluators import ExecutionEvaluator
 from .policy import PREDICTED_MIN_ANSWER_GAIN
 from .simplify import drop_idle_enablers
 
@@ -76,33 +75,3 @@ def with_region(s: Schedule) -> Schedule:
     """`s` with one parallel region when it would fork a team more than once (the model-guided
     search's finishing step, `policy.regions`)."""
     return s.then(ParallelRegion()) if forks_more_than_once(s.lowered) else s
-
-
-def verify_top(program: Program, result: SearchResult, k: int, evaluator: ExecutionEvaluator,
-               deps: Dependences | None = None, rounds: int | None = None, regions: bool = True
-               ) -> tuple[SearchResult, list[Verified]]:
-    """Measure the model's k best candidates (without idle reversals and skews when given `deps`);
-    the fastest (or the original) wins.  The evaluator checks each candidate's outputs (one run);
-    those that compute the right thing are then timed with the original, interleaved over `rounds` rounds
-    (candidates timed one after the other were picked by this machine's drift as often as by
-    their speed), and their medians decide."""
-    cands = top_candidates(result, k, deps)
-    if regions:
-        cands = [(with_region(s), p) for s, p in cands]
-    scores = evaluator.check(program, [Schedule(program)] + [s for s, _ in cands])
-    verified = [Verified(s, p, sc) for (s, p), sc in zip(cands, scores[1:])]
-    good = [v for v in verified if v.measured.status.timed]
-    if good and rounds != 0:
-        _, timed = evaluator.time_together(program, [v.schedule for v in good], rounds)
-        for v, (speedup, t) in zip(good, timed):
-            if speedup:
-                v.measured = Score(speedup, Status.OK, "timed interleaved with the original", t,
-                                   predicted=v.predicted)
-    best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", scores[0].times, predicted=1.0)
-    for v in verified:
-        if v.measured.ok and v.measured.status == Status.OK and v.measured.speedup > best_sc.speedup:
-            best_s = v.schedule
-            best_sc = Score(v.measured.speedup, Status.OK, "", v.measured.times, predicted=v.predicted)
-    out = SearchResult(best_s, best_sc, result.explored, result.seconds, result.machinery_seconds,
-                       result.levels)
-    return out, verified

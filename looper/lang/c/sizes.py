@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from pycparser import c_ast, c_parser
+from pycparser import c_parser
 
 from .constants import const_int
 
