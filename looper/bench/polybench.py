@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol
 
-from ..errors import LooperUsageError
 from ..ir.program import Program
 from ..kernels import polybench_file, polybench_names
 from ..lang.parse import parse_file
@@ -149,12 +148,13 @@ def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions) 
     """`looper optimize` on PolyBench's own C file of the kernel at `size`, in place, as a user of
     polycc or Polly would run it: the file's scop searched, checked, and rewritten."""
     from ..api import optimize
-    if cfg.records is not None:
-        raise LooperUsageError("--records replays answers of looper's Python programs: use it with --input scop "
-                               "(a C file's answers are applied with `looper apply RECORDS FILE.c`)")
     tree = native.PolyBenchC.find(cfg.polybench_c)
     c_file = tree.kernel(name)
     t0 = time.perf_counter()
+    if cfg.records is not None:  # replayed in place, as `looper apply RECORDS FILE.c` writes it
+        source, k = cfg.records.native_source(str(c_file), size, [str(tree.utilities)], cfg)
+        return Answer(name, parse_file(kernel_file(name), size), k.schedule, time.perf_counter() - t0, k.sequence,
+                      source, record=k.record, evaluator=k.record.evaluator)
     done = optimize(str(c_file), size, includes=[str(tree.utilities)], options=options, target=cfg.machine())
     seconds = time.perf_counter() - t0
     [k] = done.kernels

@@ -27,6 +27,18 @@ from .polybench import Answer, BenchConfig, kernel_file
 from .results import KernelResult
 
 
+def kernel_key(name: str, size: str, mode: str, cfg: BenchConfig):
+    """What a record of the kernel is keyed on in one input mode: looper's Python program in the
+    scop mode, the scop of PolyBench's own C file in the native mode."""
+    if mode == "native":
+        from ..api import load_programs
+        from .native import PolyBenchC
+        tree = PolyBenchC.find(cfg.polybench_c)
+        scop = load_programs(str(tree.kernel(name)), size, includes=[str(tree.utilities)]).scops[0]
+        return program_key(scop.program, scop.size_vars, size)
+    return program_key(parse_file(kernel_file(name), size), None, size)
+
+
 def bench_machine(cfg: BenchConfig) -> Machine:
     """This machine as the bench runs looper's answers: gcc's flags, the run's threads and environment."""
     return this_machine(cfg.threads, "gcc", OPT_FLAGS, cfg.omp_envs[0].describe())
@@ -46,12 +58,21 @@ class RecordedAnswers:
     def check_coverage(self, cfg: BenchConfig) -> None:
         """Stop before anything runs when some (kernel, size) has no record (`NoRecord`, naming them)."""
         machine = self.machine(cfg)
-        missing = [f"{k} [{s}]" for s in cfg.sizes for k in cfg.kernels
-                   if not matching(self.records, program_key(parse_file(kernel_file(k), s), None, s), machine)]
+        missing = [f"{k} [{s}]" for s in cfg.sizes for k in cfg.kernels for mode in cfg.inputs
+                   if not matching(self.records, kernel_key(k, s, mode, cfg), machine)]
         if missing:
             where = "" if self.any_machine else " made on this machine (--any-machine takes any)"
             raise NoRecord(f"no record{where} in {self.source} for {', '.join(missing)}: time only the kernels "
                            "it has (--kernels), or record the others first (--record)")
+
+    def native_source(self, c_file: str, size: str, includes: list[str], cfg: BenchConfig) -> tuple[str, object]:
+        """PolyBench's C file with its scop's best record at `size` applied in place, as
+        `looper apply RECORDS FILE.c` writes it: (the file's text, the applied kernel)."""
+        from ..tune.apply import apply
+        done = apply(self.records, c_file, size, includes=includes, any_machine=self.any_machine,
+                     threads=cfg.threads, omp_env=cfg.omp_envs[0])
+        [k] = done.kernels
+        return done.source, k
 
     def answer(self, name: str, size: str, cfg: BenchConfig) -> Answer:
         """The kernel's best record at `size`, replayed and checked as `looper apply` does."""
@@ -76,14 +97,7 @@ def result_record(r: KernelResult, cfg: BenchConfig, system: str = "looper") -> 
         (r.sequence_json if system == "looper" else None)
     if steps is None:
         return None
-    if r.input == "native":
-        from ..api import load_programs
-        from .native import PolyBenchC
-        tree = PolyBenchC.find(cfg.polybench_c)
-        scop = load_programs(str(tree.kernel(r.kernel)), r.size, includes=[str(tree.utilities)]).scops[0]
-        key = program_key(scop.program, scop.size_vars, r.size)
-    else:
-        key = program_key(parse_file(kernel_file(r.kernel), r.size), None, r.size)
+    key = kernel_key(r.kernel, r.size, r.input, cfg)
     evaluator = (x.evaluator if x is not None and x.evaluator else r.evaluator)
     seconds = x.search_seconds if x is not None and x.search_seconds is not None else r.search_seconds
     bench = {"input": r.input, "system": system, **({"replayed": r.record} if r.record else {})}

@@ -63,6 +63,7 @@ class Search:
     stand_in: StandIn | None = None
     stand_in_measure: ExecutionEvaluator | None = None
     budget: Budgeted | None = None  # the hybrid's measurements and confirmation
+    first_region: float = 0.0  # the target's mean cost of a team's start, charged to parallel candidates
 
     def run(self, deps: Dependences, progress: LevelProgress | None = None, keep_open: bool = False) -> SearchResult:
         """The search's answer (`keep_open`: the measuring evaluator stays usable after it, for
@@ -79,7 +80,8 @@ class Search:
             if self.kind is Evaluator.HYBRID:
                 h = self.options.hybrid
                 result, self.verified, self.budget = budgeted(self.program, result, self.measure, h.rounds,
-                                                              h.per_round, h.confirm, regions=self.policy.regions)
+                                                              h.per_round, h.confirm, regions=self.policy.regions,
+                                                              first_region=self.first_region)
             return result
         finally:
             if not keep_open:
@@ -163,8 +165,10 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
         if why is not None:
             policy = policy.with_(sequential=why)
             notes.append(why)
+    lim = target.limits
+    first_region = lim.fork_seconds if target.threads > 1 and lim is not None and lim.fork_seconds else 0.0
     return Search(program, kind, policy, scorer, measure, options, notes=notes, stand_in=made,
-                  stand_in_measure=proxy_measure)
+                  stand_in_measure=proxy_measure, first_region=first_region)
 
 
 def _measuring(program: Program, options: TuneOptions, target: Target, store, progress) -> ExecutionEvaluator:

@@ -128,3 +128,34 @@ def test_roofline_png_is_written(tmp_path):
     path = tmp_path / "roof.png"
     plot_roofline(results, Limits(2, 100.0, 200.0, 20.0), path)
     assert path.stat().st_size > 10_000
+
+
+@needs_polybench
+def test_native_records_replay_in_place(tmp_path, monkeypatch):
+    """`--input native --records`: the C scop's record is applied in place (as `looper apply`
+    writes it), checked, and the kernel is not searched; a kernel without a record stops the run
+    before anything is built."""
+    import looper.api
+    tree = native.PolyBenchC.find(POLYBENCH_C)
+    records = tmp_path / "r.jsonl"
+    res = CliRunner().invoke(main, ["optimize", str(tree.kernel("gemm")), "-s", "MINI", "-I", str(tree.utilities),
+                                    "-e", "model", "--no-speed-guard", "-q", "-o", str(tmp_path / "g.c"),
+                                    "--record", str(records)])
+    assert res.exit_code == 0, res.output
+    (rec,) = [json.loads(line) for line in records.read_text().splitlines()]
+    rec.update(evaluator="measure", measured=2.0)  # as a measuring search records it: no model guard at MINI
+    records.write_text(json.dumps(rec) + "\n")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the bench searched")
+    monkeypatch.setattr(looper.api, "optimize", refuse)
+    out = tmp_path / "out.json"
+    args = ["bench", "polybench", "--input", "native", "--polybench-c", str(POLYBENCH_C), "--sizes", "MINI",
+            "--check-only", "-q", "--records", str(records), "--json", str(out)]
+    res = CliRunner().invoke(main, [*args, "--kernels", "gemm"])
+    assert res.exit_code == 0, res.output
+    (r,) = json.loads(out.read_text())["results"]
+    assert r["input"] == "native" and r["systems"]["looper"]["status"] == "checked"
+    assert r["sequence_json"] == rec["sequence"]
+    res = CliRunner().invoke(main, [*args, "--kernels", "gemm,atax"])
+    assert res.exit_code != 0 and "atax [MINI]" in res.output

@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from looper.runtime.judge import WORST_RATIO, Judgement
+from looper.runtime.judge import WORST_RATIO, Judgement, expected_mean
 from looper.runtime.run import AS_RUN, WARM
 
 
@@ -43,3 +43,17 @@ def test_protocols_summarize_and_size_their_samples():
     assert AS_RUN.runs(0.001) >= 8  # at least 8 for a program under a second
     assert AS_RUN.runs(2.0) < AS_RUN.runs(0.5) and AS_RUN.runs(60.0) == 3
     assert AS_RUN.runs(0.001, judging=False) < AS_RUN.runs(0.001)
+
+
+def test_a_team_start_the_runs_missed_counts_at_its_mean():
+    """A parallel answer whose four fresh runs were all fast (the team started quickly each time)
+    is judged by its fastest run plus the target's mean cost of a team's start, which
+    `looper machine` measured over many fresh processes; runs that saw the slow start keep
+    their own mean when it is larger."""
+    assert expected_mean([1e-3] * 4, 3e-3) == pytest.approx(4e-3)
+    assert expected_mean([1e-3, 9e-3, 9e-3, 9e-3], 3e-3) == pytest.approx(7e-3)
+    assert expected_mean([1e-3, 2e-3]) == pytest.approx(1.5e-3)
+    j = Judgement((3e-3,) * 4, (1e-3,) * 4, first_region=3e-3)
+    assert j.speedup == pytest.approx(0.75) and not j.faster
+    assert "expected with its team's start" in j.describe()
+    assert Judgement((3e-3,) * 4, (1e-3,) * 4).faster

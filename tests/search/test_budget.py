@@ -165,3 +165,31 @@ def test_the_default_search_end_to_end_writes_a_verified_answer(tmp_path):
         from looper.poly.legality import replay
         replayed, why = replay(k.schedule, small)
         assert why is None and differential(small, [replayed], tmp_path) == []
+
+
+class ByParallel:
+    """Every parallel candidate runs 0.2 s, every sequential one 0.3 s, in every run (the original
+    1.0 s): a machine whose runs never showed the slow start of a thread team."""
+
+    def evaluate(self, program, schedules):
+        return [Score(1.0 / self._t(s), Status.OK, "", [self._t(s)]) for s in schedules]
+
+    def time_together(self, program, schedules, rounds=None):
+        return [1.0] * 4, [(1.0 / self._t(s), [self._t(s)] * 4) for s in schedules]
+
+    @staticmethod
+    def _t(s):
+        return 0.2 if s.lowered.parallel else 0.3
+
+
+def test_a_team_start_the_runs_missed_is_charged_to_parallel_candidates(gemm_ranked):
+    """Four fresh runs can all miss the slow start of a team that costs 0.5 s on average on the
+    target (`Limits.fork_seconds`): charged that mean, a parallel answer at 0.2 s expects 0.7 s
+    and a sequential one at 0.3 s is written.  Without a team cost the parallel one wins."""
+    p, _, result = gemm_ranked
+    best, _, report = budgeted(p, result, ByParallel(), rounds=1, per_round=8, confirm=3)
+    assert best.best.lowered.parallel
+    best, verified, report = budgeted(p, result, ByParallel(), rounds=1, per_round=8, confirm=3, first_region=0.5)
+    assert not best.best.lowered.parallel and best.best_score.speedup == pytest.approx(1 / 0.3)
+    charged = [v for v in verified if v.schedule.lowered.parallel]
+    assert charged and all(v.measured.speedup == pytest.approx(1 / 0.7) for v in charged)

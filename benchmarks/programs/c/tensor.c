@@ -8,7 +8,7 @@
 
    usage: tensor [MODE [ni nj nk nl]]
      print    (default) run once, print C
-     time     run 1 + REPS times, print the median kernel time and a checksum
+     time     run 1 + REPS times, print the first call's time, the median of the rest, a checksum
      same     pass C as A too (the same pointer twice), print C
      overlap  C starts halfway into A's buffer (overlapping slices), print C
    Array twin: tensor_array.c. */
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     for (long e = 0; e < csize; e++)
       sum += C[e];
     qsort(t + 1, REPS, sizeof(double), by_value);
-    printf("%.6f s (median of %d) checksum %.17g\n", t[1 + REPS / 2], REPS, sum);
+    printf("%.6f s first call, %.6f s (median of %d more) checksum %.17g\n", t[0], t[1 + REPS / 2], REPS, sum);
   } else {
     contract(ni, nj, nk, nl, C, A, B);
     for (long e = 0; e < csize; e++)

@@ -1,0 +1,102 @@
+"""Markdown tables of a `looper bench polybench --input native --ceiling` results file: the
+default's speedup over gcc beside the peers', the harness effect apart, the measuring search's
+answer as a ceiling, search seconds and the default's GFLOP/s.  What docs/results.md and the
+README show is printed by this script from the committed JSON.
+
+    python scripts/bench_tables.py benchmarks/results/2026-11-26-default-vs-peers-native/bench-MEDIUM.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from pathlib import Path
+
+PEERS = ("pluto", "polly")
+CEILING = "looper-measure"
+
+
+def geomean(xs: list[float]) -> float:
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def speedups(row: dict) -> dict[str, float | None]:
+    """Each system's speedup over gcc on the original file, by the means of the same rounds."""
+    systems = row["systems"]
+    gcc = systems["gcc"].get("mean")
+    out = {}
+    for name, s in systems.items():
+        mean = s.get("mean") if s.get("status") == "ok" else None
+        out[name] = gcc / mean if gcc and mean else None
+    return out
+
+
+def _x(v: float | None) -> str:
+    return f"{v:.2f}x" if v else "-"
+
+
+def tables(data: dict) -> str:
+    rows = data["results"]
+    lines = []
+    sp = {r["kernel"]: speedups(r) for r in rows}
+    names = [r["kernel"] for r in rows]
+
+    def col(system: str) -> list[float | None]:
+        return [sp[k].get(system) for k in names]
+
+    summary = [("looper (default)", "looper"), ("Pluto", "pluto"), ("Polly", "polly"),
+               ("looper --evaluator measure (ceiling)", CEILING)]
+    lines += ["| system | kernels right | over gcc, geomean | median | below 0.95x gcc | fastest of looper, Pluto, Polly |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for label, key in summary:
+        xs = [x for x in col(key) if x]
+        if not xs:
+            continue
+        below = [f"{k} {sp[k][key]:.2f}x" for k in names if sp[k].get(key) and sp[k][key] < 0.95]
+        wins = "" if key == CEILING else str(sum(
+            1 for k in names if sp[k].get(key) and sp[k][key] == max(v for s, v in sp[k].items()
+                                                                    if s in ("looper",) + PEERS and v)))
+        lines.append(f"| {label} | {len(xs)} | {geomean(xs):.2f}x | {statistics.median(xs):.2f}x | "
+                     f"{len(below)}{' (' + ', '.join(below) + ')' if below else ''} | {wins} |")
+    harness = [x for x in col("original") if x]
+    lines += ["", f"Harness effect (looper's own harness around the untransformed kernel, over gcc on "
+                  f"PolyBench's file; a diagnostic, not in any speedup): geomean {geomean(harness):.2f}x.", ""]
+    ratio = [sp[k]["looper"] / max(sp[k][CEILING], 1.0) for k in names if sp[k].get("looper") and sp[k].get(CEILING)]
+    if ratio:
+        low = sorted((sp[k]["looper"] / max(sp[k][CEILING], 1.0), k) for k in names
+                     if sp[k].get("looper") and sp[k].get(CEILING))
+        lines.append(f"Default over the better of the ceiling's answer and the original: geomean "
+                     f"{geomean(ratio):.2f}x, lowest " + ", ".join(f"{k} {v:.2f}x" for v, k in low[:4]) + ".")
+    secs = {key: [r["systems"][key].get("search_seconds") for r in rows if r["systems"].get(key)]
+            for key in ("looper", CEILING)}
+    d, m = [s for s in secs["looper"] if s], [s for s in secs[CEILING] if s]
+    if d:
+        lines.append(f"Search seconds per kernel: default median {statistics.median(d):.1f}, total {sum(d):.0f}"
+                     + (f"; ceiling median {statistics.median(m):.1f}, total {sum(m):.0f}" if m else "") + ".")
+    lines += ["", "| kernel | gcc (ms) | harness | looper | Pluto | Polly | ceiling | looper GFLOP/s | looper search (s) "
+                  "| ceiling search (s) | looper's answer |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        k, s = r["kernel"], r["systems"]
+        lo = s.get("looper", {})
+        gf = f"{lo['gflops']:.1f}" if lo.get("gflops") else "-"
+        seq = (lo.get("sequence") or "original").replace("|", "/")
+        seq = seq if len(seq) <= 90 else seq[:90] + "..."
+        cells = [k, f"{s['gcc']['mean'] * 1e3:.3f}", *(_x(sp[k].get(n)) for n in ("original", "looper", *PEERS, CEILING)),
+                 gf, f"{lo.get('search_seconds') or 0:.1f}", f"{s.get(CEILING, {}).get('search_seconds') or 0:.1f}",
+                 f"`{seq}`"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", type=Path)
+    args = ap.parse_args()
+    print(tables(json.loads(args.results.read_text())))
+
+
+if __name__ == "__main__":
+    main()
