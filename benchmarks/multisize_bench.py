@@ -86,7 +86,7 @@ def main() -> None:
         answer = json.loads((work / "answer.json").read_text())
         args.json.write_text(json.dumps({"kernel": args.kernel, "sizes": sizes, "checks": checks,
                                          "threads": args.threads, "cflags": CFLAGS, "rounds": args.rounds,
-                                         "sequences": [sc.get("sequence") for sc in answer.get("scops", [])],
+                                         "sequences": [sc.get("sequence") for v in answer.get("versions", [answer]) for sc in v.get("scops", [])],
                                          "answer": answer, "rows": rows}, indent=1))
     shutil.rmtree(work, ignore_errors=True)
 

@@ -94,8 +94,10 @@ def _rows_settings(data: dict) -> list[str]:
 
 
 def _machine_settings(data: dict) -> list[str]:
-    """`looper machine --json`: the compiler and the limits at the most threads measured."""
-    top = max(data["limits"], key=lambda lim: lim["threads"])
+    """`looper machine --json` (limits per thread count) or `--target-json` (one target's limits):
+    the compiler and the limits at the most threads measured."""
+    limits = data["limits"] if isinstance(data["limits"], list) else [data["limits"]]
+    top = max(limits, key=lambda lim: lim["threads"])
     return [data["compiler"], f"{top['threads']} threads: FMA peak {top['peak_double']:.0f} GFLOP/s double, "
             f"triad {top['bandwidth']:.1f} GB/s, DGEMM {top['dgemm']:.0f} GFLOP/s"]
 

@@ -30,16 +30,16 @@ def test_the_index_is_current_and_names_every_results_file():
 
 def test_a_file_no_campaign_describes_is_an_error(tmp_path, capsys):
     results = tmp_path / "results"
-    camp = results / "2026-11-25-c-inplace"
+    camp = results / "2026-11-26-default-vs-peers-native"
     shutil.copytree(RESULTS / camp.name, camp)
     script = _script()
     assert script.main(["--results", str(results)]) == 0
-    assert "c-inplace-LARGE.json" in (results / "INDEX.md").read_text()
-    (camp / "c-inplace-MEDIUM.json").write_text(json.dumps({"size": "MEDIUM", "rows": []}))
+    assert "bench-LARGE.json" in (results / "INDEX.md").read_text()
+    (camp / "bench-SMALL.json").write_text(json.dumps({"size": "SMALL", "rows": []}))
     (results / "loose.txt").write_text("")
     assert script.main(["--check", "--results", str(results)]) == 1
     err = capsys.readouterr().err
-    assert "c-inplace-MEDIUM.json described by no run" in err and "loose.txt: not in a campaign folder" in err
+    assert "bench-SMALL.json described by no run" in err and "loose.txt: not in a campaign folder" in err
 
 
 def test_a_run_without_a_commit_is_an_error(tmp_path, capsys):
