@@ -91,3 +91,20 @@ def mark_tuned_code(text: str) -> str:
         out.append(text[pos:brace] + f' fputs("{TUNED_MARK}\\n", stderr);')
         pos = brace
     return "".join(out) + text[pos:]
+
+
+C_CFLAGS = ["-O2", "-fopenmp", "-ffp-contract=off"]  # exact arithmetic: outputs compare byte for byte
+
+
+def build_and_run(src: Path, args: list[str]) -> str:
+    """Build a C program with `C_CFLAGS` and run it once per argument string (2 threads); its
+    outputs joined, for comparing an optimized file's runs with the original's."""
+    exe = src.with_suffix(".exe")
+    subprocess.run(["gcc", *C_CFLAGS, str(src), "-o", str(exe), "-lm"], check=True, capture_output=True)
+    out = []
+    for a in args:
+        r = subprocess.run([str(exe), *a.split()], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, OMP_NUM_THREADS="2"))
+        assert r.returncode == 0, r.stderr
+        out.append(r.stdout)
+    return "\n--\n".join(out)

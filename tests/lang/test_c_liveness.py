@@ -8,17 +8,14 @@ values included).
 """
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 from click.testing import CliRunner
 
 from looper.cli import main
 from looper.lang.c.cfile import parse_c_file
 
-CFLAGS = ["-O2", "-fopenmp", "-ffp-contract=off"]
+from helpers import build_and_run
+
 
 HEAD = r"""#include <stdio.h>
 #include <stdlib.h>
@@ -130,18 +127,6 @@ def _program(after: str) -> str:
     return HEAD + body + MAIN
 
 
-def _run(src: Path, args: list[str]) -> str:
-    exe = src.with_suffix(".exe")
-    subprocess.run(["gcc", *CFLAGS, str(src), "-o", str(exe), "-lm"], check=True, capture_output=True)
-    out = []
-    for a in args:
-        r = subprocess.run([str(exe), *a.split()], capture_output=True, text=True, timeout=60,
-                           env=dict(os.environ, OMP_NUM_THREADS="2"))
-        assert r.returncode == 0, r.stderr
-        out.append(r.stdout)
-    return "\n--\n".join(out)
-
-
 @pytest.mark.parametrize("case", sorted(DEAD))
 def test_variables_assigned_again_are_dead(tmp_path, case):
     src = tmp_path / "reuse.c"
@@ -152,7 +137,7 @@ def test_variables_assigned_again_are_dead(tmp_path, case):
     text = out.read_text()
     assert "looper_c" in text and "if (n == 24)" in text  # the tuned code is there
     runs = ["24", "17", "0"]  # the tuned size, another size, nothing to do
-    assert _run(out, runs) == _run(src, runs)
+    assert build_and_run(out, runs) == build_and_run(src, runs)
 
 
 @pytest.mark.parametrize("case", sorted(LIVE))

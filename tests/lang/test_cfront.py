@@ -7,7 +7,6 @@ optimized for (the tuned code runs) and at others (the original code runs).
 """
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 from pathlib import Path
@@ -23,7 +22,7 @@ from looper.poly.deps import compute_dependences
 from looper.search.beam import beam_search
 from looper.search.policy import SearchPolicy
 
-from helpers import HashScores
+from helpers import HashScores, build_and_run
 
 PROGRAM = r"""/* A small C program with one scop: a triangular product, a stencil in time, a backward
    substitution with a kernel-local accumulator, and a reduction into a global scalar. */
@@ -94,25 +93,12 @@ int main(int argc, char **argv)
 }
 """
 
-CFLAGS = ["-O2", "-fopenmp", "-ffp-contract=off"]
 
 
 def _write(tmp_path: Path, text: str, name: str = "prog.c") -> Path:
     f = tmp_path / name
     f.write_bytes(text.encode())
     return f
-
-
-def _run(src: Path, args: list[str]) -> str:
-    exe = src.with_suffix(".exe")
-    subprocess.run(["gcc", *CFLAGS, str(src), "-o", str(exe), "-lm"], check=True, capture_output=True)
-    out = []
-    for a in args:
-        r = subprocess.run([str(exe), *a.split()], capture_output=True, text=True, timeout=60,
-                           env=dict(os.environ, OMP_NUM_THREADS="2"))
-        assert r.returncode == 0, r.stderr
-        out.append(r.stdout)
-    return "\n--\n".join(out)
 
 
 def test_inplace_schedules_compute_the_original_at_every_size(tmp_path):
@@ -132,11 +118,11 @@ def test_inplace_schedules_compute_the_original_at_every_size(tmp_path):
     sample += [s for s in sorted(legal, key=lambda s: -len(s.steps))[:3] if s not in sample]
     sample += [next(s for s in legal if "parallelize" in s.describe())]
     runs = ["40", "33", "40 alias"]  # tuned sizes, other sizes, overlapping arrays
-    expected = _run(src, runs)
+    expected = build_and_run(src, runs)
     for k, sched in enumerate(sample):
         text = inplace_source(cf, [sched.lowered], [f"looper: {sched.describe()}"])
         out = _write(tmp_path, text, f"cand{k}.c")
-        assert _run(out, runs) == expected, sched.describe()
+        assert build_and_run(out, runs) == expected, sched.describe()
 
 
 def test_output_keeps_every_byte_outside_the_region(tmp_path):
@@ -257,7 +243,7 @@ def test_cli_on_a_c_file(tmp_path):
     assert res.exit_code == 0, res.output
     out = tmp_path / "prog.looper.c"
     assert f"wrote {out}" in res.output and "predicted speedup" in res.output
-    assert _run(out, ["40", "33"]) == _run(src, ["40", "33"])
+    assert build_and_run(out, ["40", "33"]) == build_and_run(src, ["40", "33"])
     import json
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["scops"][0]["function"] == "kernel" and report["scops"][0]["tuned_for"] == {"n": 40, "tsteps": 5}
