@@ -38,8 +38,8 @@ def verbatim_names(users: dict[str, str] | None = None, flat: dict[str, tuple[in
     """Within this block `c_name` prints each program variable under the user's own name (the
     name itself, or `users[name]`): code pasted into the user's C function names the variables as
     declared there (looper's iterators get a prefix instead).  An array in `flat` is the user's
-    flat array (a pointer) seen in logical dimensions with these strides: `c_access` indexes it
-    flat again (`A[1000*i + j]`)."""
+    flat array (a pointer) seen in logical dimensions with these strides: `c_access` indexes the
+    user's pointer through a pointer to rows of the inner extents (`((double (*)[1000])A)[i][j]`)."""
     token = _VERBATIM.set((dict(users or {}), dict(flat or {})))
     try:
         yield
@@ -73,15 +73,29 @@ def c_affine(a: Affine | Bound, env: dict[str, str]) -> str:
 def c_access(load: Load, env: dict[str, str]) -> str:
     verbatim = _VERBATIM.get()
     strides = verbatim[1].get(load.array) if verbatim is not None else None
-    if strides is not None:  # outermost dimension first: A[1000*i + j]
-        terms: dict[str, int] = {}
-        for index, stride in zip(load.index, strides):
-            for n, c in index.terms:
-                terms[n] = terms.get(n, 0) + c * stride
-        const = sum(index.const * stride for index, stride in zip(load.index, strides))
-        flat = Affine(tuple((n, c) for n, c in terms.items() if c), const)
-        return f"{c_name(load.array)}[{c_affine(flat, env)}]"
+    if strides is not None:
+        return _c_flat_access(load, strides, env)
     return c_name(load.array) + "".join(f"[{c_affine(i, env)}]" for i in load.index)
+
+
+def _c_flat_access(load: Load, strides: tuple[int, ...], env: dict[str, str]) -> str:
+    """An element of the user's flat array seen in logical dimensions of these strides (outermost
+    first).  Printed through a pointer to rows, `((double (*)[1000])A)[i][j]`, rather than as
+    `A[1000*i + j]`: gcc's vectorizer finds the unit stride of the inner index in the former, while
+    in the latter the flat index of a skewed or tiled nest defeats it (a time-tiled Jacobi on
+    `malloc`ed arrays ran 2.7x slower flat than through rows)."""
+    name = c_name(load.array)
+    inner = [outer // s for outer, s in zip(strides, strides[1:])]
+    if len(strides) > 1 and strides[-1] == 1 and all(d * s == o for d, s, o in zip(inner, strides[1:], strides)):
+        rows = "".join(f"[{d}]" for d in inner)
+        return f"(({load.dtype.ctype} (*){rows}){name})" + "".join(f"[{c_affine(i, env)}]" for i in load.index)
+    terms: dict[str, int] = {}
+    for index, stride in zip(load.index, strides):
+        for n, c in index.terms:
+            terms[n] = terms.get(n, 0) + c * stride
+    const = sum(index.const * stride for index, stride in zip(load.index, strides))
+    flat = Affine(tuple((n, c) for n, c in terms.items() if c), const)
+    return f"{name}[{c_affine(flat, env)}]"
 
 
 def _c(e: Expr, env: dict[str, str]) -> tuple[str, int]:

@@ -18,8 +18,8 @@ distinct memory; an array parameter is a pointer the caller chooses, and a point
 anywhere, so the test also checks that such an array does not overlap the others where one of the
 two is written (`looper_disjoint`, on the declared extents, or on the elements the subscripts
 reach for an array whose extent is open, `CScop.reach`).  Without sizes or such arrays there is
-no test.  A delinearized flat array (`double *A` seen as A[i][j]) is indexed flat on the user's
-pointer again (`A[1000*i + j]`, `CScop.strides`).
+no test.  A delinearized flat array (`double *A` seen as A[i][j]) is indexed on the user's
+pointer through rows of its strides (`((double (*)[1000])A)[i][j]`, `CScop.strides`).
 
 A kernel tuned at several sizes gets one block per set of sizes, in one region:
 

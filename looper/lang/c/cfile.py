@@ -52,7 +52,7 @@ class CScop:
     # declared extent, or what isl found the subscripts reach): the extent the overlap test checks
     reach: dict[str, tuple[int, int]] = field(default_factory=dict)
     # internal name -> the stride of each logical dimension of a delinearized flat array: its
-    # accesses are printed back flat, on the user's pointer (`A[1000*i + j]`)
+    # accesses are printed on the user's pointer, through rows of them (`((double (*)[1000])A)[i][j]`)
     strides: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
