@@ -485,20 +485,37 @@ def _function_output(file: str) -> Path:
 @click.option("--scaled-products", is_flag=True,
               help="Matrix and matrix-vector products scaled by a scalar or constant on about half the "
                    "programs (alpha * A[i, k] * B[k, j], as PolyBench's BLAS kernels).")
+@click.option("--grown", is_flag=True,
+              help="Search the grown space too (register tiles, packs, time tiles, vector loops, cache "
+                   "tiles, isl's schedule, one parallel region): points a model needs to rank it.  Pair "
+                   "with --patterns matmul,stencil,coupled and --scaled-products, where they pay.")
 @omp_env_option
+@click.option("--from-memo", "from_memo", default=None, type=click.Path(dir_okay=False), metavar="MEMO",
+              help="Measure nothing: add the points of the measuring searches already in MEMO (a "
+                   "measurements.sqlite; the default memo is ~/.cache/looper/measurements.sqlite) to OUT_DIR, "
+                   "each labelled with the environment it was timed under.  PolyBench, C input and "
+                   "programs changed since are left out, and counted.")
 @click.option("--quiet", "-q", is_flag=True)
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
                 beam: int, max_affine: int, per_level: int, explore: int,
                 explore_model: str | None, repeat: int, threads: int | None,
                 instances: str, scalars: bool, patterns: str | None, scaled_products: bool,
-                omp_env: str, quiet: bool) -> None:
+                grown: bool, omp_env: str, from_memo: str | None, quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
     Resumable: run the same command again after an interrupt (even kill -9); finished programs
     are skipped and measurements already taken are read back from OUT_DIR/memo.sqlite.
     """
     import dataclasses
+
+    if from_memo is not None:
+        from .datagen.from_memo import write_memo_points
+        written, found = write_memo_points(out_dir, from_memo)
+        click.echo(f"{from_memo}: {len(found.rows)} points of {found.programs} programs; {written} new in {out_dir}")
+        for why, n in found.skipped.most_common():
+            click.echo(f"  left out: {n} measurements: {why}")
+        return
 
     from .datagen.cluster import run_collection
     from .runtime.ompenv import OmpEnv
@@ -508,7 +525,10 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
     threads = threads or default_threads()
     cfg = _collect_config(out_dir, beam, max_affine, per_level, explore, explore_model, repeat, threads,
                           instances, scalars, patterns, scaled_products)
-    cfg = dataclasses.replace(cfg, omp_env=OmpEnv.parse(omp_env).assignments() or "default")
+    if scheduler is None:  # every point records the limits of the machine it was timed on
+        from .runtime.peaks import limits_for_bench
+        limits_for_bench(threads, lambda s: click.echo(s, err=True))
+    cfg = dataclasses.replace(cfg, omp_env=OmpEnv.parse(omp_env).assignments() or "default", grown=grown)
     click.echo(f"timings in {OmpEnv.parse(omp_env).describe()}", err=True)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
@@ -609,10 +629,14 @@ class _DatagenBar:
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--compare", "compare_with", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Also report this saved model's metrics on the same held-out programs.")
+@click.option("--environment", default=None, metavar="SETTINGS; PROTOCOL",
+              help="Train on the points timed this way only, e.g. 'default; as-run' (required when DATA "
+                   "mixes environments; parts written before points recorded theirs count as "
+                   "'OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=active; warm').")
 @_friendly
 def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, dropout: float,
               weight_decay: float, loss: str, rank_weight: float, batch_programs: int, members: int,
-              max_noise: float, threads: int, seed: int, compare_with: str | None) -> None:
+              max_noise: float, threads: int, seed: int, compare_with: str | None, environment: str | None) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
     Split by program (80/10/10); reports validation and held-out test MAPE, Spearman and nDCG.
@@ -628,8 +652,8 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
 
     t0 = time.perf_counter()
     try:
-        ds = load_examples(data, max_noise=max_noise)
-    except FileNotFoundError as e:
+        ds = load_examples(data, max_noise=max_noise, environment=environment)
+    except (FileNotFoundError, ValueError) as e:
         raise LooperUsageError(str(e)) from None
     tr, va, te = split_by_program(ds.examples)
     click.echo(f"{ds.points} points from {ds.programs} programs ({len(tr)} train / {len(va)} validation / "

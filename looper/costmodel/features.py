@@ -6,9 +6,16 @@ transformations applied to it; per loop its extent and tags; the loop tree; the 
 Beyond LOOPer, each access carries the address stride of every loop of the *transformed* nest
 (cheap to compute exactly from the schedule, and the first thing locality depends on).
 
+The computations are those of the *rewritten* program (`Lowered.program`): a pack's copy is a
+computation of its own and the statements that read the packed buffer show its strides.  What a
+step does beyond the loop rows is read from the lowered schedule: vector loops, a register tile's
+micro-kernel, wavefront loops, one parallel region.  Every registered transformation has a slot
+in the one-hot of kinds (`Transform.feature_slot`), so no step encodes as zeros.
+
 Every vector is described by a `Layout` of named fields, so code reads `layout["extent"]`, never
 a magic offset.  `FEATURE_VERSION` changes whenever a layout or a definition changes: a model
-trained on another version is refused.
+trained on an older version is widened to this one when `costmodel.migrate` describes that
+version's layouts (its predictions for what it could describe unchanged), else refused.
 """
 from __future__ import annotations
 
@@ -27,7 +34,7 @@ from ..ir.schedule import Lowered, Row
 from ..transforms import Transform
 from ..transforms.schedule import Schedule
 
-FEATURE_VERSION = 3
+FEATURE_VERSION = 4
 
 MAX_ITERS = 6        # statement depth (PolyBench <= 4, synthetic <= 5)
 MAX_LOOPS = 10       # loops around a statement after tiling
@@ -61,12 +68,14 @@ OPS = ["load", "const", "iter", "size", "+", "-", "*", "/", "//", "%", "neg", "n
        "=", "+=", "-=", "*=", "/="]
 # One-hot slots of transformation kinds: each transformation class declares its `feature_slot`
 # (interchange 0, reverse 1, skew 2, shift 3, fuse 4, distribute 5, parallelize 6, tile 7,
-# unroll 8), fixed once a model is trained on it.
-KIND_SLOTS = 9
+# unroll 8; since version 4: fission 9, region 10, pack 11, vectorize 12, timetile 13,
+# islschedule 14, expand 15, blocks 16, register 17, sinktile 18), fixed once a model is trained
+# on it.
+KIND_SLOTS = 19
 
 EXPR = Layout([("op", len(OPS)), ("dtype", len(DTYPES)), ("access", 1), ("value", 1)])
 TRANSFORM = Layout([("kind", KIND_SLOTS), ("levels", 3), ("matrix", 9), ("sizes", 3), ("factor", 1),
-                    ("shift", 3), ("depth", 1), ("cuts", 1)])
+                    ("shift", 3), ("depth", 1), ("cuts", 1), ("lanes", 1), ("option", 1)])
 ACCESS = Layout([("present", 1), ("write", 1), ("buffer", MAX_BUFFERS), ("rank", 1),
                  ("index", MAX_ARRAY_DIMS * (MAX_ITERS + 1)), ("stride", MAX_LOOPS),
                  ("inner_stride", 1), ("footprint", 1)])
@@ -77,9 +86,17 @@ COMP = Layout([
     ("accesses", MAX_ACCESSES * ACCESS.width),
     ("parallel", MAX_LOOPS), ("tiled", MAX_LOOPS), ("unrolled", MAX_LOOPS),
     ("fused", 1), ("distributed", 1), ("shifted", 1), ("skewed", 1), ("interchanged", 1), ("reversed", 1),
+    # since version 4: the lowered schedule beyond its rows
+    ("vector", MAX_LOOPS),  # loops marked `omp simd`
+    ("microkernel", 3),  # a register tile's MR, NR and vector lanes (log2)
+    ("region", 1),  # the kernel runs in one parallel region
+    ("reads_copy", 1),  # reads a buffer a step added (a packed copy, an expanded temporary)
+    ("added", 1),  # a statement a step added (a pack's copy)
 ])
 LOOP = Layout([("extent", 1), ("level", 1), ("parallel", 1), ("tile", 1), ("point", 1), ("unroll", 1),
-               ("innermost", 1), ("n_comps", 1), ("n_loops", 1), ("skewed", 1)])
+               ("innermost", 1), ("n_comps", 1), ("n_loops", 1), ("skewed", 1),
+               # since version 4
+               ("vector", 1), ("wavefront", 1), ("region", 1), ("microkernel", 1)])
 
 
 def unencodable(program: Program) -> str | None:
@@ -141,6 +158,9 @@ class ProgramInfo:
         self.expr: dict[str, np.ndarray] = {}
         # a candidate changes a few statements; the others' features equal the parent's
         self.comp_cache: Memo = Memo()
+        # the programs transformations rewrote from this one (packs, expansions), by what tells
+        # them apart (`Program.rewritten`)
+        self.rewrites: Memo = Memo()
         for st in program.statements:
             hull = st.domain.simple_hull() if st.depth else None
             bb = []
@@ -152,6 +172,14 @@ class ProgramInfo:
             self.instances[st.name] = _count(st)
             self.domain_rows[st.name] = _domain_matrix(hull, st.depth)
             self.expr[st.name] = _expression(st)
+
+    def of(self, program: Program) -> "ProgramInfo":
+        """The info of `program`: this one, or that of a rewrite of it (`Lowered.program`)."""
+        if program is self.program or not program.rewritten:
+            return self
+        if len(self.rewrites) > 256:
+            self.rewrites.clear()
+        return self.rewrites.lookup(program.rewritten, lambda: ProgramInfo(program))
 
 
 def _count(st: Statement) -> int:
@@ -263,23 +291,33 @@ def _inverse_steps(st: Statement, rows: tuple[Row, ...], loop_rows: list[int]) -
 
 
 def featurize(schedule: Schedule, info: ProgramInfo | None = None) -> ProgramFeatures:
-    program = schedule.program
-    info = info or ProgramInfo(program)
+    """The features of `schedule`'s rewritten program under its lowered schedule (`info`: the
+    parsed program's, shared by the candidates of one search)."""
     L = schedule.lowered
+    info = (info or ProgramInfo(schedule.program)).of(L.program)
+    program = L.program
     tree = L.tree
     comps: list[CompFeatures] = []
     index = {}
     history = _history(schedule)
+    parsed = {st.name for st in schedule.program.statements}
     for k, st in enumerate(program.statements):
         index[st.name] = k
         hist = history.get(st.name) or History()
+        added = st.name not in parsed
         key = (st.name, L.rows[st.name], tuple(sorted(r for s, r in L.parallel if s == st.name)),
-               tuple(sorted(u for u in L.unroll if u[0] == st.name)), hist.key())
+               tuple(sorted(u for u in L.unroll if u[0] == st.name)),
+               tuple(sorted(r for s, r in L.vector if s == st.name)), _microkernel(L, st.name), L.region,
+               added, hist.key())
         if len(info.comp_cache) > 50_000:
             info.comp_cache.clear()
-        comps.append(info.comp_cache.lookup(key, lambda: _comp(st, L, info, hist)))
+        comps.append(info.comp_cache.lookup(key, lambda: _comp(st, L, info, hist, added)))
     roots = [_node(n, L, info, index, 0) for n in tree.roots]
     return ProgramFeatures(comps, roots)
+
+
+def _microkernel(L: Lowered, statement: str):
+    return next((mk for mk in L.microkernels if mk.stmt == statement), None)
 
 
 def _node(n, L: Lowered, info: ProgramInfo, index: dict[str, int], level: int):
@@ -296,7 +334,8 @@ def _node(n, L: Lowered, info: ProgramInfo, index: dict[str, int], level: int):
         extent = max(extent, span / r.div + 1)
     v[LOOP["extent"]] = slog(extent)
     v[LOOP["level"]] = level
-    v[LOOP["parallel"]] = float(any((s, n.row) in L.parallel for s in n.statements))
+    parallel = any((s, n.row) in L.parallel for s in n.statements)
+    v[LOOP["parallel"]] = float(parallel)
     v[LOOP["tile"]] = math.log2(row.div) if row.div > 1 else 0.0
     v[LOOP["point"]] = float(row.div == 1 and any(
         L.rows[st][k].div > 1 and L.rows[st][k].coeffs == row.coeffs for k in range(n.row)))
@@ -306,6 +345,11 @@ def _node(n, L: Lowered, info: ProgramInfo, index: dict[str, int], level: int):
     v[LOOP["n_comps"]] = sum(isinstance(c, str) for c in n.children)
     v[LOOP["n_loops"]] = len(n.loops)
     v[LOOP["skewed"]] = float(sum(1 for c in row.coeffs if c) > 1)
+    v[LOOP["vector"]] = float(any((s, n.row) in L.vector for s in n.statements))
+    v[LOOP["wavefront"]] = float(any(L.rows[s][n.row].extra for s in n.statements))
+    v[LOOP["region"]] = float(L.region and parallel)
+    v[LOOP["microkernel"]] = float(any(mk.stmt in n.statements and n.row in (mk.tile_i, mk.tile_j, mk.k, mk.i, mk.j)
+                                       for mk in L.microkernels))
     children = [_node(c, L, info, index, level + 1) for c in n.children]
     return ("loop", LoopFeatures(v, children))
 
@@ -340,8 +384,9 @@ def _access(row: np.ndarray, a, st: Statement, info: ProgramInfo, steps: np.ndar
     row[ACCESS["footprint"]] = slog(math.prod(arr.extent) if arr.rank else 1)
 
 
-def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History") -> CompFeatures:
-    """One computation's COMP vector, expression and transformation history."""
+def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History", added: bool = False) -> CompFeatures:
+    """One computation's COMP vector, expression and transformation history (`added`: a
+    statement a step added, not one of the parsed program's)."""
     v = COMP.new()
     dt = st.body.target.dtype
     v[COMP["dtype"].start + DTYPES.index(dt)] = 1
@@ -376,6 +421,15 @@ def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History") -> C
     v[COMP["skewed"]] = float("skewed" in flags)
     v[COMP["interchanged"]] = float("interchanged" in flags)
     v[COMP["reversed"]] = float("reversed" in flags)
+    for j, k in enumerate(loops):
+        v[COMP["vector"].start + j] = float((st.name, k) in L.vector)
+    mk = _microkernel(L, st.name)
+    if mk is not None:
+        v[COMP["microkernel"]] = [math.log2(mk.mr), math.log2(mk.nr), math.log2(max(mk.lanes, 1))]
+    v[COMP["region"]] = float(L.region)
+    program = info.program
+    v[COMP["reads_copy"]] = float(any(program.arrays[a.array].role == "temp" for a in st.accesses if not a.is_write))
+    v[COMP["added"]] = float(added)
     history = history.vectors
     trans = np.stack(history) if history else np.zeros((0, TRANSFORM.width), dtype=np.float32)
     return CompFeatures(v, expr, trans)
@@ -393,13 +447,14 @@ class History:
         return b"".join(h.tobytes() for h in self.vectors)
 
 
-def encode_transform(t: Transform) -> np.ndarray:
-    """One transformation as the TRANSFORM layout (its kind's slot, then its `Encoding`)."""
+def encode_transform(t: Transform, statement: str | None = None) -> np.ndarray:
+    """One transformation as the TRANSFORM layout (its kind's slot, then its `Encoding`, as it
+    acts on `statement` when given)."""
     v = TRANSFORM.new()
-    if t.feature_slot is not None:
-        assert t.feature_slot < KIND_SLOTS, f"{t.kind}: feature slot beyond the layout (bump FEATURE_VERSION)"
+    if t.feature_slot is not None:  # every registered kind has one; a kind being written may not yet
+        assert t.feature_slot < KIND_SLOTS, f"{t.kind}: feature slot beyond the layout (raise KIND_SLOTS)"
         v[TRANSFORM["kind"].start + t.feature_slot] = 1
-    e = t.encoding()
+    e = t.encoding() if statement is None else t.encoding_of(statement)
     at = TRANSFORM["levels"].start
     for j, r in enumerate(e.rows[:3]):
         v[at + j] = nesting_level(r) / MAX_LOOPS
@@ -418,6 +473,10 @@ def encode_transform(t: Transform) -> np.ndarray:
         v[TRANSFORM["depth"]] = e.depth
     if e.cuts:
         v[TRANSFORM["cuts"]] = e.cuts
+    if e.lanes:
+        v[TRANSFORM["lanes"]] = math.log2(e.lanes)
+    if e.option:
+        v[TRANSFORM["option"]] = e.option
     return v
 
 
@@ -425,12 +484,11 @@ def _history(schedule: Schedule) -> dict[str, History]:
     """Per statement, one vector per transformation that touched it, in order."""
     out: dict[str, History] = {}
     for t in schedule.steps:
-        v = encode_transform(t)
         flags = {t.feature_flag} if t.feature_flag else set()
         if t.kind == "shift" or any(t.encoding().shifts):
             flags.add("shifted")
         for s in t.touched():
             h = out.setdefault(s, History())
-            h.vectors.append(v.copy())
+            h.vectors.append(encode_transform(t, s))
             h.flags |= flags
     return out

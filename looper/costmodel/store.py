@@ -2,7 +2,9 @@
 
 A weights file holds the state dict and a metadata dict (points, programs, CPU, flags, metrics,
 dataset hash, git revision, feature version, architecture).  The same metadata is written next to
-it as JSON for people.  A model whose feature version differs from the code's is refused.  The
+it as JSON for people.  A model of an older feature version whose inputs the current layouts
+keep is widened to them on load (`costmodel.migrate`: the same predictions, the new inputs
+unread); one of any other version is refused.  The
 shipped model is package data (`weights/`), found through `importlib.resources`, so an installed
 wheel carries it.
 """
@@ -17,6 +19,7 @@ import torch
 
 from ..errors import LooperError
 from .features import FEATURE_VERSION
+from .migrate import LAYOUTS, widen_state
 from .model import ARCHITECTURE, CostModel, Ensemble
 
 DEFAULT_MODEL = "looper-v6.pt"
@@ -73,16 +76,21 @@ def load_model(path: str | Path | None = None) -> tuple[Ensemble, dict]:
     except Exception as e:  # noqa: BLE001 - any unreadable file is the same user-facing problem
         raise ModelError(f"cannot load cost model {path}: {e}") from None
     meta = blob.get("meta", {})
-    if meta.get("feature_version") != FEATURE_VERSION:
-        raise ModelError(f"cost model {path} was trained on features version "
-                         f"{meta.get('feature_version')}, this looper computes version {FEATURE_VERSION}: "
-                         f"retrain it (scripts/train.sh)")
+    state = blob["state"]
+    version = meta.get("feature_version")
+    if version != FEATURE_VERSION:
+        if version not in LAYOUTS:
+            raise ModelError(f"cost model {path} was trained on features version {version}, this looper "
+                             f"computes version {FEATURE_VERSION}: retrain it (scripts/train.sh)")
+        # an older layout whose inputs the current one keeps: the same predictions, new inputs unread
+        state = widen_state(state, version)
+        meta = dict(meta, feature_version=FEATURE_VERSION, widened_from=version)
     if meta.get("architecture") != ARCHITECTURE:
         raise ModelError(f"cost model {path} has network architecture {meta.get('architecture', 1)}, this "
                          f"looper builds architecture {ARCHITECTURE}: retrain it (scripts/train.sh)")
     model = Ensemble([CostModel(hidden=int(meta.get("hidden", 128))) for _ in range(int(meta.get("members", 1)))])
     try:
-        model.load_state_dict(blob["state"])
+        model.load_state_dict(state)
     except RuntimeError as e:
         raise ModelError(f"cost model {path} does not fit this looper's network: {str(e)[:200]}; "
                          f"retrain it (scripts/train.sh)") from None

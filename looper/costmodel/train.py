@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
+from ..datagen.schema import timing_of
 from ..lang.parse import parse_source
 from ..transforms.schedule import Schedule
 from .features import ProgramFeatures, ProgramInfo, featurize
@@ -97,7 +98,10 @@ def usable(r: dict, max_noise: float = 0.05) -> bool:
 
 
 def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
-                  progress: Callable[[int, int], None] | None = None) -> Dataset:
+                  progress: Callable[[int, int], None] | None = None, environment: str | None = None) -> Dataset:
+    """The usable points of the parts under `paths`, featurized.  Points timed under different
+    OpenMP environments or protocols are not one model's labels: a mix is refused unless
+    `environment` (`timing_of`'s form, e.g. "default; as-run") picks one."""
     files = parquet_files(paths)
     if not files:
         raise FileNotFoundError("no points-*.parquet files in the given paths")
@@ -109,6 +113,14 @@ def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
         digest.update(f.read_bytes())
     rows = pa.concat_tables(tables, promote_options="default").to_pylist()
     keep = [r for r in rows if usable(r, max_noise)]
+    timings = sorted({timing_of(r.get("environment")) for r in keep})
+    if environment is not None:
+        keep = [r for r in keep if timing_of(r.get("environment")) == environment]
+        if not keep:
+            raise ValueError(f"no usable points timed under '{environment}' (the data has: {'; '.join(timings) or 'none'})")
+    elif len(timings) > 1:
+        raise ValueError("points timed under several environments: " + " | ".join(timings)
+                         + "; choose one (--environment)")
     programs: dict[tuple[str, str], tuple] = {}
     examples: list[Example] = []
     for k, r in enumerate(keep):
@@ -131,6 +143,7 @@ def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
         "cpu": sorted({r["cpu"] for r in rows}), "compiler": sorted({r["compiler"] for r in rows}),
         "flags": sorted({r["flags"] for r in rows}), "threads": sorted({r["threads"] for r in rows}),
         "rows": len(rows), "kept": len(keep), "search_space": search_space(files),
+        "environment": timing_of(keep[0].get("environment")) if keep else None,
     }
     return Dataset(examples, len(keep), len({e.program for e in examples}), digest.hexdigest()[:16], meta)
 

@@ -30,39 +30,16 @@ from ..codegen.harness import HARNESS_VERSION
 from ..lang.parse import parse_source
 from ..poly.deps import compute_dependences
 from ..target.isa import compiler_id
-from ..target.host import cpu_model, load_average
+from ..target.caches import cache_levels
+from ..target.host import cpu_id, load_average
+from ..target.limits import load_limits
 from ..runtime.measurements import MeasurementStore
 from ..search.beam import beam_search
 from ..search.policy import policy_for
 from ..search.evaluators import ExecutionEvaluator
 from ..runtime.ompenv import OmpEnv
+from .schema import SCHEMA
 from .synth import synth_program
-
-SCHEMA = pa.schema([
-    ("program", pa.string()),
-    ("seed", pa.int64()),
-    ("source", pa.string()),
-    ("size", pa.string()),
-    ("sizes", pa.string()),  # JSON
-    ("sequence", pa.string()),  # JSON list of transformations
-    ("description", pa.string()),
-    ("level", pa.string()),
-    ("legal", pa.bool_()),
-    ("reason", pa.string()),  # why isl rejected it, or why it failed
-    ("status", pa.string()),  # ok | slow | timeout | crash | wrong | compile-error | illegal
-    ("times", pa.list_(pa.float64())),
-    ("baseline_times", pa.list_(pa.float64())),
-    ("speedup", pa.float64()),
-    ("spread", pa.float64()),  # (max - min) / median of the repeats
-    ("cpu", pa.string()),
-    ("compiler", pa.string()),
-    ("flags", pa.string()),
-    ("threads", pa.int64()),
-    ("loadavg", pa.float64()),
-    ("created", pa.float64()),
-    ("harness", pa.int64()),  # codegen.harness.HARNESS_VERSION (absent in parts written before 2)
-])
-
 
 @dataclass(frozen=True)
 class CollectConfig:
@@ -83,6 +60,9 @@ class CollectConfig:
     patterns: tuple[str, ...] | None = None  # only these synth_program patterns (None: all)
     scaled_products: bool = False  # synth_program's products scaled by a coefficient (alpha * A * B)
     omp_env: str = "default"  # runtime.ompenv: what timings add to the environment (parts so far: tuned)
+    # the grown search space (register tiles, packs, time tiles, vector loops, ...): what a model
+    # must see to rank it; the committed parts and the shipped model cover the first one only
+    grown: bool = False
     lock_path: str = os.path.join(tempfile.gettempdir(), "looper-timing.lock")
     memo_name: str = "memo.sqlite"
 
@@ -120,14 +100,14 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
         result = beam_search(program, deps, ev, policy_for(
             "measure", beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion,
             max_per_parent=cfg.max_per_parent, explore=cfg.explore, explore_guide=guide, seed=seed,
-            grown=False))  # the space the committed data and the shipped model cover
+            grown=cfg.grown))
     finally:
         ev.close()
         store.close()
     common = dict(program=name, seed=seed, source=source, size=program.size_label,
                   sizes=json.dumps(program.sizes), baseline_times=list(ev.baseline_times),
-                  cpu=cpu_model(), compiler=compiler_id(), flags=" ".join(ev.build_flags),
-                  threads=cfg.threads, harness=HARNESS_VERSION)
+                  cpu=cpu_id(), machine=machine_facts(cfg.threads), compiler=compiler_id(), flags=" ".join(ev.build_flags),
+                  threads=cfg.threads, harness=HARNESS_VERSION, environment=ev.environment)
     rows = []
     for e in result.explored:
         sc = e.score
@@ -140,6 +120,15 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
             speedup=sc.speedup if sc and sc.speedup is not None else float("nan"), spread=spread,
             loadavg=load_average(), created=time.time()))
     return rows
+
+
+def machine_facts(threads: int) -> str:
+    """The machine a point was timed on, precisely (JSON): machines sold under one name differ
+    2x in peak.  Its caches, and the limits `looper machine` measured for `threads` threads on it
+    (`looper datagen` measures them first when none are kept; null where a worker has none)."""
+    limits = load_limits(threads, compiler_id("gcc"))
+    return json.dumps({"cpu": cpu_id(), "caches": [c.describe() for c in cache_levels()],
+                       "limits": limits.to_json() if limits is not None else None}, sort_keys=True)
 
 
 class DatasetWriter:

@@ -102,14 +102,19 @@ class ExecutionEvaluator:
             parts.append("as-run")
         return measurement_key(*parts)
 
+    @property
+    def environment(self) -> str:
+        """How this evaluator's times are taken, as data points record it: the OpenMP settings it
+        adds, the protocol, the harness (`datagen.environment`)."""
+        return f"{self.omp_env.assignments() or 'default'}; {self.protocol.name}; harness{HARNESS_VERSION}"
+
     def _record(self, key: str, m: Measurement, schedule: Schedule, store: MeasurementStore | None) -> None:
         if store is not None:
             p = self.program
-            env = f"{self.omp_env.assignments() or 'default'}; {self.protocol.name}; harness{HARNESS_VERSION}"
             store.put(key, m, program=p.name, size=p.size_label, schedule=schedule.describe(),
                       compiler=compiler_id(), flags=" ".join(self.flags), cpu=cpu_id(), threads=self.threads,
                       provenance=Provenance(json.dumps(schedule.to_json()), p.fingerprint, p.path,
-                                            json.dumps(p.sizes, sort_keys=True), env))
+                                            json.dumps(p.sizes, sort_keys=True), self.environment))
 
     # -- the original -------------------------------------------------------------------------------
     def _set_baseline(self, times: list[float]) -> None:

@@ -49,6 +49,7 @@ class Expand(Transform):
     statements: tuple[str, ...]
     levels: tuple[int, ...]
     kind: ClassVar[str] = "expand"
+    feature_slot: ClassVar[int] = 15
     level: ClassVar[str] = "fusion"
 
     @property

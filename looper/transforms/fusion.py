@@ -238,6 +238,7 @@ class Fission(Reordering):
 
     groups: tuple[Stmts, ...]  # the new nests' statements, in execution order
     kind: ClassVar[str] = "fission"
+    feature_slot: ClassVar[int] = 9
     level: ClassVar[str] = "fusion"
 
     def touched(self) -> frozenset[str]:

@@ -41,6 +41,7 @@ class IslSchedule(Transform):
     rows: tuple[StatementRows, ...]
     variant: str = "pluto"
     kind: ClassVar[str] = "islschedule"
+    feature_slot: ClassVar[int] = 14
     level: ClassVar[str] = "fusion"
 
     def touched(self) -> frozenset[str]:
@@ -59,7 +60,7 @@ class IslSchedule(Transform):
         return f"islschedule({self.variant})"
 
     def encoding(self) -> Encoding:
-        return Encoding()
+        return Encoding(option=VARIANTS.index(self.variant))
 
     def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
         return order_violation(deps, before, after, explain)

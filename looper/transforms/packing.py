@@ -42,6 +42,7 @@ class Pack(Transform):
     array: str
     statements: tuple[str, ...]
     kind: ClassVar[str] = "pack"
+    feature_slot: ClassVar[int] = 11
     level: ClassVar[str] = "pack"
 
     @property
@@ -68,7 +69,9 @@ class Pack(Transform):
         return f"pack({self.array}^T for {','.join(self.statements)})"
 
     def encoding(self) -> Encoding:
-        return Encoding()
+        # what the pack does shows in the rewritten program the features read: the copy's own
+        # computation, and the reading statements' accesses to the packed buffer
+        return Encoding(depth=len(self.statements))
 
     def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
         """The array is read-only in the kernel and two-dimensional."""

@@ -95,6 +95,7 @@ class ParallelRegion(Transform):
     kept only where isl shows a dependence needs them."""
 
     kind: ClassVar[str] = "region"
+    feature_slot: ClassVar[int] = 10
     level: ClassVar[str] = "unroll"
     refines: ClassVar[bool] = True
 

@@ -50,6 +50,7 @@ class ParallelBlocks(Transform):
     top: int
     size: int
     kind: ClassVar[str] = "blocks"
+    feature_slot: ClassVar[int] = 16
     level: ClassVar[str] = "parallel"
     refines: ClassVar[bool] = True
 

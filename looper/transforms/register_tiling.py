@@ -74,6 +74,7 @@ class RegisterTile(Transform):
 
     blocks: tuple[Block, ...]
     kind: ClassVar[str] = "register"
+    feature_slot: ClassVar[int] = 17
     level: ClassVar[str] = "register"
     refines: ClassVar[bool] = False  # it moves loops: a loop structure of its own
 
@@ -103,8 +104,11 @@ class RegisterTile(Transform):
         return "register(" + " ; ".join(parts) + ")"
 
     def encoding(self) -> Encoding:
-        b = self.blocks[0]
-        return Encoding(rows=(b.i, b.j, b.k), sizes=(b.mr, b.nr))
+        return self.encoding_of(self.blocks[0].stmt)
+
+    def encoding_of(self, statement: str) -> Encoding:
+        b = next((b for b in self.blocks if b.stmt == statement), self.blocks[0])
+        return Encoding(rows=(b.i, b.j, b.k), sizes=(b.mr, b.nr), lanes=b.lanes)
 
     def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
         """Dependences kept, the statement alone in its tile, its target promotable."""

@@ -7,9 +7,10 @@ A transformation is one class.  It declares everything the rest of looper asks o
 - `touched()`: the statements it touches (their transformation history grows by one step);
 - `apply(lowered)`: how it lowers, as a pure function from one `Lowered` to the next;
 - `describe(lowered)`: its readable form (`interchange(i,k)`);
-- `encoding()`: what the cost model sees of it (`Encoding`; `feature_slot` is its position in
-  the model's one-hot of kinds, fixed once a model is trained on it; `feature_flag` the
-  per-computation history flag it sets);
+- `encoding()`: what the cost model sees of it (`Encoding`; `encoding_of(statement)` where it
+  differs per statement; `feature_slot` is its position in the model's one-hot of kinds, every
+  kind has one, fixed once a model is trained on it; `feature_flag` the per-computation history
+  flag it sets);
 - `check(deps, before, after, explain)`: its legality obligations, proved with isl
   (`poly.legality`); None when legal, else why not;
 - `candidates(ctx)`: its candidate generator, a class method that yields instances (or short
@@ -58,8 +59,9 @@ Recipe: adding a transformation
                for loop in ctx.tree.loops():
                    yield cls(loop.ref)
 
-2. Give it a `feature_slot` when a cost model should tell it apart from the others: that widens
-   the model's input, so bump `costmodel.features.FEATURE_VERSION` and retrain.
+2. Give it the next `feature_slot` (every kind has one: `tests/transforms/test_registry.py`):
+   that widens the model's input, so raise `costmodel.features.KIND_SLOTS`, bump
+   `FEATURE_VERSION`, describe the old layout in `costmodel.migrate` and retrain.
 3. Test its `apply` at the row level, its JSON round trip, its candidates, and a differential run
    (transformed against original outputs) in `tests/`.
 """
@@ -97,7 +99,10 @@ LEVEL_NAMES = tuple(l.name for l in LEVELS)
 @dataclass(frozen=True)
 class Encoding:
     """What a cost model sees of one transformation (besides its kind): the schedule rows it
-    acts on, a skew matrix, tile sizes, an unroll factor, shifts, a fusion depth, a cut count."""
+    acts on, a skew matrix, tile sizes, an unroll factor, shifts, a fusion depth, a cut count,
+    the elements of one vector (a register tile's) and a categorical option of its kind (isl's
+    scheduler variant).  What a step does to the program beyond its history (a pack's copy, a
+    micro-kernel, vector loops, one parallel region) the features read from the lowered schedule."""
 
     rows: tuple[int, ...] = ()
     matrix: tuple[tuple[int, ...], ...] = ()
@@ -106,6 +111,8 @@ class Encoding:
     shifts: tuple[int, ...] = ()
     depth: int = 0
     cuts: int = 0
+    lanes: int = 0
+    option: int = 0
 
 
 @dataclass(frozen=True)
@@ -156,6 +163,11 @@ class Transform:
 
     def encoding(self) -> Encoding:
         raise NotImplementedError
+
+    def encoding_of(self, statement: str) -> Encoding:
+        """The encoding in `statement`'s history: the same for every statement it touches,
+        unless the step does something different to each (a register tile's blocks)."""
+        return self.encoding()
 
     def check(self, deps: "Dependences", before: Lowered, after: Lowered, explain: bool = False) -> str | None:
         raise NotImplementedError

@@ -50,6 +50,7 @@ class SinkTile(Transform):
     loop: LoopRef
     size: int
     kind: ClassVar[str] = "sinktile"
+    feature_slot: ClassVar[int] = 18
     level: ClassVar[str] = "tile"
 
     def __post_init__(self):  # accept a plain (statements, row) pair (JSON, tests)

@@ -42,6 +42,7 @@ class TimeTile(Transform):
     matrix: tuple[tuple[int, ...], ...]
     sizes: tuple[int, ...]
     kind: ClassVar[str] = "timetile"
+    feature_slot: ClassVar[int] = 13
     level: ClassVar[str] = "tile"
 
     def touched(self) -> frozenset[str]:

@@ -29,6 +29,7 @@ class Vectorize(LoopMarks):
     """Mark innermost loops `#pragma omp simd`."""
 
     kind: ClassVar[str] = "vectorize"
+    feature_slot: ClassVar[int] = 12
     level: ClassVar[str] = "unroll"
 
     def apply(self, L: Lowered) -> Lowered:

@@ -83,12 +83,12 @@ def test_weights_round_trip_with_weights_only(tiny_model, tmp_path):
     assert path.with_suffix(".json").exists() and meta["points"] > 0
 
 
-def test_model_of_another_feature_version_is_refused(tiny_model, tmp_path):
+def test_model_of_an_undescribed_feature_version_is_refused(tiny_model, tmp_path):
     model, _, _ = tiny_model
     bad = tmp_path / "old.pt"
     save_model(model, bad, {})
     blob = torch.load(bad, weights_only=True)
-    blob["meta"]["feature_version"] = FEATURE_VERSION - 1
+    blob["meta"]["feature_version"] = FEATURE_VERSION + 1  # `costmodel.migrate` knows no such layout
     torch.save(blob, bad)
     with pytest.raises(ModelError, match="features version"):
         load_model(bad)
@@ -185,3 +185,96 @@ def test_train_command_reports_each_part_and_a_compared_model(tiny_model, tmp_pa
     assert f"test, {saved}" in res.output
     for part in by_part:
         assert f"  test, {part}:" in res.output and f"  test, {part}, {saved}" in res.output
+
+
+def test_a_model_of_an_older_layout_is_widened_to_the_same_function():
+    """Widening moves each input's weights to where the input is now and gives the new inputs
+    zero weights (mean 0, deviation 1): from a version-3 model it builds the current-layout model
+    that computes the same function."""
+    from looper.costmodel.features import COMP, LOOP, TRANSFORM
+    from looper.costmodel.migrate import LAYOUTS, columns, widen_state
+    from looper.costmodel.model import CostModel, Ensemble
+    torch.manual_seed(0)
+    current = Ensemble([CostModel(hidden=16)]).state_dict()
+    comp3, loop3, trans3 = LAYOUTS[3]
+    inputs = {"comp": (COMP.width, torch.from_numpy(columns(comp3, COMP))),
+              "loop": (LOOP.width, torch.from_numpy(columns(loop3, LOOP))),
+              "trans": (TRANSFORM.width, torch.from_numpy(columns(trans3, TRANSFORM)))}
+    weights = {"comp_mlp.0.weight": "comp", "loop_mlp.0.weight": "loop", "trans_lstm.weight_ih_l0": "trans"}
+    standard = {"comp_mean", "comp_std", "loop_mean", "loop_std"}
+    v3, expected = {}, {}
+    for key, t in current.items():
+        name = key.split(".", 2)[2]
+        if name in standard:
+            width, cols = inputs[name[:4]]
+            v3[key] = t[cols]
+            expected[key] = (torch.ones if name.endswith("std") else torch.zeros)(width)
+            expected[key][cols] = t[cols]
+        elif name in weights:
+            width, cols = inputs[weights[name]]
+            v3[key] = torch.cat([t[:, cols], t[:, width:]], dim=1)
+            expected[key] = torch.cat([torch.zeros_like(t[:, :width]), t[:, width:]], dim=1)
+            expected[key][:, cols] = t[:, cols]
+        else:
+            v3[key] = expected[key] = t
+    wide = widen_state(v3, 3)
+    assert wide.keys() == current.keys()
+    for key in current:
+        assert torch.equal(wide[key], expected[key]), key
+    with pytest.raises(KeyError):
+        widen_state(v3, 2)
+
+
+def test_old_space_schedules_leave_every_new_input_zero():
+    """What makes a widened model's predictions unchanged: a schedule of the kinds version 3
+    described has zeros wherever version 4 added an input."""
+    from looper.costmodel.features import COMP, LOOP, TRANSFORM, ProgramInfo, featurize
+    from looper.costmodel.migrate import LAYOUTS, columns
+    from looper.lang.parse import parse_file
+    from looper.transforms import Distribute, Interchange, Parallelize, Tile, Unroll
+    from looper.transforms.schedule import Schedule
+    p = parse_file(kernel_path("gemm"), "MINI")
+    s = (Schedule(p).then(Distribute(("S0", "S1"), 1, (1,))).then(Interchange(("S1",), 3, 5))
+         .then(Parallelize(((("S1",), 1),))).then(Tile(((("S1",), (3, 5), (8, 8)),))).then(Unroll(((("S1",), 9),), 4)))
+    f = featurize(s, ProgramInfo(p))
+    comp3, loop3, trans3 = LAYOUTS[3]
+
+    def new_inputs(x, old, layout):
+        return np.delete(x, columns(old, layout), axis=-1)
+
+    for c in f.comps:
+        assert not new_inputs(c.vector, comp3, COMP).any()
+        assert len(c.transforms) and not new_inputs(c.transforms, trans3, TRANSFORM).any()
+
+    def loops(node):
+        kind, x = node
+        if kind == "loop":
+            yield x
+            for child in x.children:
+                yield from loops(child)
+
+    assert all(not new_inputs(l.vector, loop3, LOOP).any() for r in f.roots for l in loops(r))
+
+
+def test_the_shipped_model_is_widened_and_predicts_what_it_predicted():
+    """looper-v6 was trained on features version 3; loaded under version 4 it predicts, for
+    schedules version 3 described, what it predicted under version 3 (the figures below were
+    computed by looper at c22f5c3, before the layouts grew)."""
+    from looper.costmodel.features import ProgramInfo, featurize
+    from looper.lang.parse import parse_file
+    from looper.transforms import Distribute, Interchange, Parallelize, Tile
+    from looper.transforms.schedule import Schedule
+    model, meta = load_model()
+    assert meta["widened_from"] == 3 and meta["feature_version"] == FEATURE_VERSION
+    p = parse_file(kernel_path("gemm"), "MEDIUM")
+    split = Schedule(p).then(Distribute(("S0", "S1"), 1, (1,)))
+    schedules = [Schedule(p), split, split.then(Interchange(("S1",), 3, 5)),
+                 split.then(Parallelize(((("S1",), 1),))).then(Tile(((("S1",), (3, 5), (32, 32)),)))]
+    info = ProgramInfo(p)
+    got = model.predict([featurize(s, info) for s in schedules])
+    assert got == pytest.approx(V6_GEMM_MEDIUM, rel=1e-5)
+
+
+# looper-v6's predictions under feature version 3 (looper at c22f5c3): the original, the split,
+# the split with k innermost, the split parallel and tiled 32x32
+V6_GEMM_MEDIUM = [1.1697108745574951, 1.149503469467163, 0.8021361231803894, 1.764123797416687]

@@ -70,3 +70,71 @@ def test_loop_tags():
 
 def test_feature_version_is_an_int():
     assert isinstance(FEATURE_VERSION, int) and FEATURE_VERSION > 0
+
+
+# -- the grown space (feature version 4) ----------------------------------------------------------
+
+def _gemm_split(size: str = "MINI"):
+    p = parse_file(kernel_path("gemm"), size)  # S1: C[i, j] += alpha * A[i, k] * B[k, j]
+    return p, Schedule(p).then(Distribute(("S0", "S1"), 1, (1,)))  # S1's rows: i 1, k 3, j 5
+
+
+def _loops(node):
+    kind, x = node
+    if kind == "loop":
+        yield x
+        for child in x.children:
+            yield from _loops(child)
+
+
+def test_a_pack_is_featurized_on_the_rewritten_program():
+    """A pack's copy is a computation of its own, and the statement that reads the copy shows it:
+    the model sees what a pack does, not only that one happened."""
+    from looper.transforms import Pack
+    p, split = _gemm_split()
+    info = ProgramInfo(p)
+    plain = featurize(split, info)
+    packed = featurize(split.then(Pack("A", ("S1",))), info)
+    assert len(plain.comps) == 2 and len(packed.comps) == 3
+    copy = packed.comps[2].vector
+    assert copy[COMP["added"]] == 1 and plain.comps[1].vector[COMP["added"]] == 0
+    assert packed.comps[1].vector[COMP["reads_copy"]] == 1 and plain.comps[1].vector[COMP["reads_copy"]] == 0
+    # S1 reads A's transposed copy: A[i, k] walked along k (row 3, inner to i) had stride 1 ...
+    assert not np.array_equal(_access_rows(packed, 1), _access_rows(plain, 1))
+    # ... and the copy's nest is a loop of the tree, as the code runs it
+    assert sum(1 for r in packed.roots for _ in _loops(r)) > sum(1 for r in plain.roots for _ in _loops(r))
+
+
+def test_register_tile_vector_loops_and_region_are_read_from_the_lowered_schedule():
+    from looper.transforms import ParallelRegion, RegisterTile, Vectorize
+    p, split = _gemm_split()
+    info = ProgramInfo(p)
+    reg = featurize(split.then(RegisterTile((("S1", 1, 5, 3, 4, 16, 8),))), info)
+    mk = reg.comps[1].vector[COMP["microkernel"]]
+    assert mk.tolist() == [2.0, 4.0, 3.0]  # log2 of MR 4, NR 16, 8 lanes
+    assert not reg.comps[0].vector[COMP["microkernel"]].any()
+    assert any(l.vector[LOOP["microkernel"]] for r in reg.roots for l in _loops(r))
+
+    vec = featurize(split.then(Vectorize(((("S1",), 5),))), info)
+    assert vec.comps[1].vector[COMP["vector"]].sum() == 1
+    inner = [l for r in vec.roots for l in _loops(r) if l.vector[LOOP["vector"]]]
+    assert len(inner) == 1 and inner[0].vector[LOOP["innermost"]] == 1
+
+    par = split.then(Parallelize(((("S0", "S1"), 1),)))
+    one = featurize(par.then(ParallelRegion()), info)
+    assert all(c.vector[COMP["region"]] == 1 for c in one.comps)
+    assert not any(c.vector[COMP["region"]] for c in featurize(par, info).comps)
+    assert any(l.vector[LOOP["region"]] for r in one.roots for l in _loops(r))
+
+
+def test_a_time_tile_marks_its_wavefront_loop():
+    from looper.search.candidates import generate
+    from looper.transforms import TimeTile
+    from helpers import TARGET
+    p = parse_file(kernel_path("seidel_2d"), "MINI")  # one nest: time tiles apply to the original
+    deps = compute_dependences(p)
+    tiles = [c for c in generate("tile", Schedule(p), deps, grown=True, target=TARGET) if isinstance(c[0], TimeTile)]
+    assert tiles
+    f = featurize(Schedule(p).then(*tiles[0]), ProgramInfo(p))
+    assert any(l.vector[LOOP["wavefront"]] for r in f.roots for l in _loops(r))
+    assert not any(l.vector[LOOP["wavefront"]] for r in featurize(Schedule(p)).roots for l in _loops(r))

@@ -51,7 +51,26 @@ def test_rows_hold_the_raw_facts(tmp_path):
         assert len(r["times"]) == 2 and len(r["baseline_times"]) == 2
         assert r["speedup"] > 0 and r["threads"] == 2 and r["cpu"] and r["compiler"].startswith("gcc")
         assert isinstance(json.loads(r["sequence"]), list) and "def kernel" in r["source"]
+        assert r["environment"].startswith("default; as-run; harness")  # how it was timed
+        machine = json.loads(r["machine"])  # which machine, precisely: not only its name
+        assert machine["cpu"] == r["cpu"] and "family" in r["cpu"] and machine["caches"]
     assert any(not r["legal"] for r in rows) or len(rows) > 3
+    # the first space only unless asked: none of what the shipped model never saw
+    grown = {"register", "pack", "timetile", "vectorize", "region", "islschedule", "expand", "blocks", "sinktile"}
+    assert not {t["kind"] for r in rows for t in json.loads(r["sequence"])} & grown
+
+
+def test_grown_collection_measures_the_grown_kinds(tmp_path):
+    """`--grown` on products: register tiles and packs are proposed, measured, and checked."""
+    import dataclasses
+    cfg = dataclasses.replace(_cfg(tmp_path / "ds", tmp_path / "lock"), grown=True, patterns=("matmul",),
+                              target_low=1e5, target_high=2e5)
+    stats = run_collection(range(1), cfg)
+    assert stats.programs == 1 and not stats.errors and not stats.wrong
+    rows = _table(tmp_path / "ds").to_pylist()
+    measured = {t["kind"] for r in rows if r["legal"] and r["status"] in ("ok", "slow")
+                for t in json.loads(r["sequence"])}
+    assert measured & {"register", "pack", "vectorize", "region", "sinktile", "blocks"}, measured
 
 
 def test_resume_after_kill_loses_nothing_and_measures_nothing_twice(tmp_path):

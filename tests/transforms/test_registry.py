@@ -1,6 +1,7 @@
 """The transformation registry: every transformation's rows, JSON, candidates; adding one."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -131,6 +132,24 @@ def test_every_registered_transformation_has_an_example():
     assert sorted(type(t).kind for t in EXAMPLES) == sorted(TRANSFORMS.kinds())
 
 
+def test_every_registered_kind_has_its_own_feature_slot_and_encodes_as_more_than_zeros():
+    """The cost model tells every kind apart (issue 43: pack, region and islschedule all encoded
+    as the same zero vector)."""
+    from looper.costmodel.features import KIND_SLOTS, TRANSFORM, encode_transform
+    slots = {type(t).kind: type(t).feature_slot for t in EXAMPLES}
+    assert sorted(slots.values()) == list(range(KIND_SLOTS))  # one each, none spare
+    for t in EXAMPLES:
+        v = encode_transform(t)
+        assert v[TRANSFORM["kind"]].tolist() == [float(k == t.feature_slot) for k in range(KIND_SLOTS)]
+    # a register tile encodes each statement's own block, lanes included
+    reg = RegisterTile((("S0", 1, 3, 5, 6, 32, 8), ("S1", 1, 3, 5, 4, 16, 8)))
+    assert reg.encoding_of("S1").sizes == (4, 16) and reg.encoding_of("S0").sizes == (6, 32)
+    assert encode_transform(reg, "S1")[TRANSFORM["lanes"]] == 3.0
+    isl = next(t for t in EXAMPLES if t.kind == "islschedule")
+    variants = {encode_transform(dataclasses.replace(isl, variant=v)).tobytes() for v in ("pluto", "outer-parallel")}
+    assert len(variants) == 2
+
+
 @pytest.mark.parametrize("t", EXAMPLES, ids=lambda t: t.kind)
 def test_json_round_trip(t):
     back = Transform.from_json(t.to_json())
@@ -218,7 +237,7 @@ def test_a_new_transformation_is_one_class_and_one_registration(tmp_path):
         again = Schedule.from_json(p, s.to_json())
         assert again.describe() == s.describe() and again.lowered.identity == s.lowered.identity
         from looper.costmodel.features import featurize
-        assert featurize(s).comps  # the cost model takes it (its kind has no slot: zeros)
+        assert featurize(s).comps  # the cost model takes it (its kind has no slot yet: its rows only)
         assert differential(p, [s], tmp_path) == []
     assert "noop" not in TRANSFORMS.kinds()
 

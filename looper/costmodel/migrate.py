@@ -1,0 +1,88 @@
+"""Older feature layouts, and a model trained on one widened to the current layout.
+
+A feature version that only adds inputs (new fields, more slots in the one-hot of kinds) keeps
+every input an older model read, at another offset.  Such a model is widened rather than refused:
+its weights on the inputs it knew move to where those inputs are now, the new inputs get zero
+weights (and mean 0, deviation 1 for their standardization).  It then predicts exactly what it
+predicted for every schedule its version could describe, and ignores what the new fields add
+until it is retrained on data that has them.
+
+`LAYOUTS[v]` describes version v by its layouts' fields; a version not described here is refused.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .features import (
+    COMP, FEATURE_VERSION, LOOP, MAX_ACCESSES, MAX_CONSTRAINTS, MAX_ITERS, MAX_LOOPS, TRANSFORM, ACCESS,
+    DTYPES, Layout,
+)
+
+_COMP_V3 = [("dtype", len(DTYPES)), ("depth", 1), ("n_loads", 1), ("n_ops", 1), ("instances", 1),
+            ("domain", MAX_CONSTRAINTS * (MAX_ITERS + 2)), ("schedule", MAX_LOOPS * (MAX_ITERS + 2)),
+            ("accesses", MAX_ACCESSES * ACCESS.width), ("parallel", MAX_LOOPS), ("tiled", MAX_LOOPS),
+            ("unrolled", MAX_LOOPS), ("fused", 1), ("distributed", 1), ("shifted", 1), ("skewed", 1),
+            ("interchanged", 1), ("reversed", 1)]
+_LOOP_V3 = [("extent", 1), ("level", 1), ("parallel", 1), ("tile", 1), ("point", 1), ("unroll", 1),
+            ("innermost", 1), ("n_comps", 1), ("n_loops", 1), ("skewed", 1)]
+_TRANSFORM_V3 = [("kind", 9), ("levels", 3), ("matrix", 9), ("sizes", 3), ("factor", 1), ("shift", 3),
+                 ("depth", 1), ("cuts", 1)]
+
+# version -> (COMP, LOOP, TRANSFORM) as that version laid them out
+LAYOUTS: dict[int, tuple[Layout, Layout, Layout]] = {
+    3: (Layout(_COMP_V3), Layout(_LOOP_V3), Layout(_TRANSFORM_V3)),
+    FEATURE_VERSION: (COMP, LOOP, TRANSFORM),
+}
+
+
+def columns(old: Layout, new: Layout) -> np.ndarray:
+    """Where each input of `old` is in `new` (a field keeps its name; a widened field keeps its
+    first entries where they were)."""
+    out = np.empty(old.width, dtype=np.int64)
+    for name, at in old.slices.items():
+        width = at.stop - at.start
+        there = new[name]
+        if there.stop - there.start < width:
+            raise ValueError(f"field {name} narrowed from {width} to {there.stop - there.start}: not a widening")
+        out[at] = np.arange(there.start, there.start + width)
+    return out
+
+
+def project(x: np.ndarray, old: Layout, new: Layout) -> np.ndarray:
+    """A vector (or rows of vectors) of layout `new` as `old` laid it out: the inputs `old` had."""
+    return x[..., columns(old, new)]
+
+
+def widen_state(state: dict[str, torch.Tensor], version: int) -> dict[str, torch.Tensor]:
+    """The state of a model (or ensemble) trained on features `version`, widened to the current
+    layouts.  Raises KeyError for a version `LAYOUTS` does not describe."""
+    comp_old, loop_old, trans_old = LAYOUTS[version]
+    comp_cols, loop_cols = columns(comp_old, COMP), columns(loop_old, LOOP)
+    trans_cols = columns(trans_old, TRANSFORM)
+    out = {}
+    for key, t in state.items():
+        name = key.split(".", 2)[2] if key.startswith("members.") else key  # an ensemble's member
+        if name in ("comp_mean", "loop_mean", "comp_std", "loop_std"):
+            new_width, cols = (COMP.width, comp_cols) if name.startswith("comp") else (LOOP.width, loop_cols)
+            wide = (torch.ones if name.endswith("std") else torch.zeros)(new_width, dtype=t.dtype)
+            wide[torch.from_numpy(cols)] = t
+            out[key] = wide
+        elif name == "trans_lstm.weight_ih_l0":
+            out[key] = _widen_inputs(t, trans_cols, TRANSFORM.width)
+        elif name == "comp_mlp.0.weight":
+            out[key] = _widen_inputs(t, comp_cols, COMP.width)
+        elif name == "loop_mlp.0.weight":
+            out[key] = _widen_inputs(t, loop_cols, LOOP.width)
+        else:
+            out[key] = t
+    return out
+
+
+def _widen_inputs(w: torch.Tensor, cols: np.ndarray, new_width: int) -> torch.Tensor:
+    """A weight matrix whose first inputs are an old layout's (then the hidden states the layer
+    also reads, unchanged): the layout's columns moved to `cols` among `new_width` inputs."""
+    n_layout = len(cols)
+    wide = torch.zeros(w.shape[0], new_width, dtype=w.dtype)
+    wide[:, torch.from_numpy(cols)] = w[:, :n_layout]
+    return torch.cat([wide, w[:, n_layout:]], dim=1)
