@@ -179,7 +179,8 @@ def unscored(fresh: list[Explored], scored: dict) -> int:
 def select(state: BeamState, fresh: list[Explored]) -> list[tuple[Schedule, Score, float]]:
     """The next beam: the best `policy.beam` distinct schedules among the parents ("apply
     nothing", which a child must beat by `min_gain`) and their scored children, plus the best
-    refinement of the original loop structure when none of them is one.  Returns the ranked pool.
+    refinement of the original loop structure when none of them is one, and (`keep_sequential`)
+    the best schedule without threads when all of them start a team.  Returns the ranked pool.
 
     Distinct means printing different C: schedules whose rows differ only in the constants that
     order statements can print the same loops (cholesky's fuse then distribute gives back the
@@ -210,6 +211,11 @@ def select(state: BeamState, fresh: list[Explored]) -> list[tuple[Schedule, Scor
         # original itself would tile and unroll the unparallelized loops at the later levels
         plain = next(((s, sc) for s, sc, _ in pool if keeps_original_structure(s)), None)
         next_beam.append(plain or state.root)
+    if state.policy.keep_sequential and all(s.lowered.parallel for s, _ in next_beam):
+        taken = {s.identity for s, _ in next_beam}
+        alone = next(((s, sc) for s, sc, _ in pool if not s.lowered.parallel and s.identity not in taken), None)
+        if alone is not None:
+            next_beam.append(alone)
     state.beam = next_beam
     if next_beam and next_beam[0][1].speedup > state.best[1].speedup * (1 + gain):
         state.best = next_beam[0]

@@ -156,6 +156,11 @@ class Candidate:
     shape: str = ""
 
     @property
+    def threaded(self) -> bool:
+        """Whether it starts a thread team (has a parallel loop)."""
+        return bool(self.schedule.lowered.parallel)
+
+    @property
     def ratio(self) -> float | None:
         """Measured over predicted (None: not measured, or its run failed)."""
         m = self.measured
@@ -191,8 +196,9 @@ def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
 
 def first_round(cands: list[Candidate], n: int) -> list[Candidate]:
     """`n` candidates covering the ranking: the best of each of the best loop structures (half
-    the round), the best of every refinement family, the original structure's best, then the best
-    of what is left, one of each shape first (`shape`)."""
+    the round, the last place the best without threads when all those start a team), the best of
+    every refinement family, the original structure's best, then the best of what is left, one
+    of each shape first (`shape`)."""
     chosen: list[Candidate] = []
 
     def take(c: Candidate | None) -> None:
@@ -203,8 +209,13 @@ def first_round(cands: list[Candidate], n: int) -> list[Candidate]:
     for c in cands:
         if c.structure not in structures:
             structures.append(c.structure)
-    for st in structures[:max(1, n // 2)]:
-        take(next(c for c in cands if c.structure == st))
+    k = max(1, n // 2)
+    tops = [next(c for c in cands if c.structure == st) for st in structures[:k]]
+    alone = next((c for c in cands if not c.threaded), None)
+    if alone is not None and all(c.threaded for c in tops):  # a short kernel may run faster alone
+        tops = tops[:k - 1] + [alone]  # than its team starts: the last structure's place
+    for c in tops:
+        take(c)
     for fam in FAMILIES:
         if not any(c.family == fam for c in chosen):
             take(next((c for c in cands if c.family == fam), None))
@@ -251,7 +262,11 @@ def correct(cands: list[Candidate]) -> None:
     for c in cands:
         if c.measured is not None:
             continue
-        for same in (lambda m: m.structure == c.structure and m.family == c.family,
+        # threads first: what a team's start costs is most of a short parallel kernel's error,
+        # and no part of a sequential one's
+        for same in (lambda m: m.structure == c.structure and m.family == c.family and m.threaded == c.threaded,
+                     lambda m: m.structure == c.structure and m.threaded == c.threaded,
+                     lambda m: m.structure == c.structure and m.family == c.family,
                      lambda m: m.family == c.family, lambda m: m.structure == c.structure, lambda m: True):
             kin = [m.ratio for m in measured if same(m)]
             if kin:
@@ -272,20 +287,27 @@ def team_cost(s: Schedule, first_region: float) -> float:
     return first_region if s.steps and s.lowered.parallel else 0.0
 
 
-def as_run(s: Schedule, sc: Score, first_region: float) -> Score:
-    """`sc` with its speedup over the expected mean of `s`'s runs (`runtime.judge.expected_mean`):
-    a few fresh runs of a parallel program often miss the slow start of its team, whose mean
-    cost the target knows (`Limits.fork_seconds`)."""
+def expected_share(s: Schedule, times: Sequence[float], first_region: float) -> float:
+    """The mean of `s`'s runs over what a user's runs cost on average (`runtime.judge.expected_mean`,
+    at most 1): a few fresh runs of a parallel program often miss the slow start of its team,
+    whose mean cost the target knows (`Limits.fork_seconds`).  A speedup times it is the
+    speedup a user sees."""
     cost = team_cost(s, first_region)
-    if not cost or not sc.ok or sc.status != Status.OK or not sc.times:
+    if not cost or not times:
+        return 1.0
+    return min(1.0, statistics.fmean(times) / expected_mean(times, cost))
+
+
+def as_run(s: Schedule, sc: Score, first_region: float) -> Score:
+    """`sc` scored by the expected mean of `s`'s runs (`expected_share`)."""
+    if not sc.ok or sc.status != Status.OK:
         return sc
-    mean = statistics.fmean(sc.times)
-    expected = expected_mean(sc.times, cost)
-    if expected <= mean:
+    share = expected_share(s, sc.times, first_region)
+    if share >= 1.0:
         return sc
-    return dataclasses.replace(sc, speedup=sc.speedup * mean / expected,
+    return dataclasses.replace(sc, speedup=sc.speedup * share,
                                detail=(sc.detail + "; " if sc.detail else "") +
-                               f"scored by its expected mean with its team's start ({expected / mean:.2f}x its runs' mean)")
+                               f"scored by its expected mean with its team's start ({1 / share:.2f}x its runs' mean)")
 
 
 def distinct_best(measured: list[Candidate], n: int) -> list[Candidate]:
@@ -323,7 +345,7 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
     if finalists:
         original, timed = evaluator.time_together(program, [c.schedule for c in finalists])
-        ranked_final = sorted(((c, sp * statistics.fmean(t) / expected_mean(t, team_cost(c.schedule, first_region)), t)
+        ranked_final = sorted(((c, sp * expected_share(c.schedule, t, first_region), t)
                                for c, (sp, t) in zip(finalists, timed) if sp and t), key=lambda x: -x[1])
         for c, speedup, times in ranked_final:
             judged = Judgement(tuple(original or ()), tuple(times), first_region=team_cost(c.schedule, first_region))
