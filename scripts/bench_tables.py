@@ -4,6 +4,9 @@ answer as a ceiling, search seconds and the default's GFLOP/s.  What docs/result
 README show is printed by this script from the committed JSON.
 
     python scripts/bench_tables.py benchmarks/results/2026-11-26-default-vs-peers-native/bench-MEDIUM.json
+
+Several files (one size, kernels run apart) make one table, each kernel from the file that ran it;
+every kernel's ratios come from its own interleaved rounds.
 """
 from __future__ import annotations
 
@@ -93,9 +96,10 @@ def tables(data: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", type=Path)
+    ap.add_argument("results", type=Path, nargs="+")
     args = ap.parse_args()
-    print(tables(json.loads(args.results.read_text())))
+    files = [json.loads(p.read_text()) for p in args.results]
+    print(tables({"results": [r for f in files for r in f["results"]]}))
 
 
 if __name__ == "__main__":
