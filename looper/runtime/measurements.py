@@ -34,10 +34,16 @@ CREATE TABLE IF NOT EXISTS measurements (
     cpu TEXT NOT NULL,
     threads INTEGER NOT NULL,
     loadavg REAL NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    sequence TEXT NOT NULL DEFAULT '',
+    fingerprint TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT '',
+    sizes TEXT NOT NULL DEFAULT '',
+    environment TEXT NOT NULL DEFAULT ''
 )
 """
-# Columns added after the first memos were written (kept empty in older rows).
+# Columns added after the first memos were written (kept empty in older rows; a memo written
+# before them gains them when it is opened).
 PROVENANCE_COLUMNS = ("sequence", "fingerprint", "source", "sizes", "environment")
 
 
@@ -87,7 +93,11 @@ class MeasurementStore:
         have = {row[1] for row in self.db.execute("PRAGMA table_info(measurements)")}
         for column in PROVENANCE_COLUMNS:
             if column not in have:
-                self.db.execute(f"ALTER TABLE measurements ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+                try:
+                    self.db.execute(f"ALTER TABLE measurements ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+                except sqlite3.OperationalError as e:  # another process sharing the memo added it first
+                    if "duplicate column name" not in str(e):
+                        raise
         self.db.commit()
 
     def get(self, key: str) -> Measurement | None:
