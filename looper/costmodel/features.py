@@ -135,6 +135,14 @@ class ProgramFeatures:
     comps: list[CompFeatures]
     roots: list  # ("comp", index) or ("loop", LoopFeatures)
 
+    def loops(self):
+        """Every loop of the tree, outer before inner."""
+        todo = [x for kind, x in reversed(self.roots) if kind == "loop"]
+        while todo:
+            loop = todo.pop()
+            yield loop
+            todo.extend(x for kind, x in reversed(loop.children) if kind == "loop")
+
     def signature(self) -> tuple:
         """Tree shape plus sequence lengths: samples with equal signatures batch together."""
         def sig(node):

@@ -440,18 +440,7 @@ def train_ensemble(train_set: list[Example], val_set: list[Example], cfg: TrainC
 
 
 def _loop_vectors(examples: list[Example]) -> np.ndarray:
-    out = []
-
-    def walk(node):
-        kind, x = node
-        if kind == "loop":
-            out.append(x.vector)
-            for c in x.children:
-                walk(c)
-
-    for e in examples:
-        for r in e.features.roots:
-            walk(r)
+    out = [loop.vector for e in examples for loop in e.features.loops()]
     from .features import LOOP
     return np.stack(out) if out else np.zeros((1, LOOP.width), np.float32)
 

@@ -246,14 +246,7 @@ def test_old_space_schedules_leave_every_new_input_zero():
         assert not new_inputs(c.vector, comp3, COMP).any()
         assert len(c.transforms) and not new_inputs(c.transforms, trans3, TRANSFORM).any()
 
-    def loops(node):
-        kind, x = node
-        if kind == "loop":
-            yield x
-            for child in x.children:
-                yield from loops(child)
-
-    assert all(not new_inputs(l.vector, loop3, LOOP).any() for r in f.roots for l in loops(r))
+    assert all(not new_inputs(l.vector, loop3, LOOP).any() for l in f.loops())
 
 
 def test_the_shipped_model_is_widened_and_predicts_what_it_predicted():

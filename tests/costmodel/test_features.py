@@ -79,14 +79,6 @@ def _gemm_split(size: str = "MINI"):
     return p, Schedule(p).then(Distribute(("S0", "S1"), 1, (1,)))  # S1's rows: i 1, k 3, j 5
 
 
-def _loops(node):
-    kind, x = node
-    if kind == "loop":
-        yield x
-        for child in x.children:
-            yield from _loops(child)
-
-
 def test_a_pack_is_featurized_on_the_rewritten_program():
     """A pack's copy is a computation of its own, and the statement that reads the copy shows it:
     the model sees what a pack does, not only that one happened."""
@@ -102,7 +94,7 @@ def test_a_pack_is_featurized_on_the_rewritten_program():
     # S1 reads A's transposed copy: A[i, k] walked along k (row 3, inner to i) had stride 1 ...
     assert not np.array_equal(_access_rows(packed, 1), _access_rows(plain, 1))
     # ... and the copy's nest is a loop of the tree, as the code runs it
-    assert sum(1 for r in packed.roots for _ in _loops(r)) > sum(1 for r in plain.roots for _ in _loops(r))
+    assert len(list(packed.loops())) > len(list(plain.loops()))
 
 
 def test_register_tile_vector_loops_and_region_are_read_from_the_lowered_schedule():
@@ -113,18 +105,18 @@ def test_register_tile_vector_loops_and_region_are_read_from_the_lowered_schedul
     mk = reg.comps[1].vector[COMP["microkernel"]]
     assert mk.tolist() == [2.0, 4.0, 3.0]  # log2 of MR 4, NR 16, 8 lanes
     assert not reg.comps[0].vector[COMP["microkernel"]].any()
-    assert any(l.vector[LOOP["microkernel"]] for r in reg.roots for l in _loops(r))
+    assert any(l.vector[LOOP["microkernel"]] for l in reg.loops())
 
     vec = featurize(split.then(Vectorize(((("S1",), 5),))), info)
     assert vec.comps[1].vector[COMP["vector"]].sum() == 1
-    inner = [l for r in vec.roots for l in _loops(r) if l.vector[LOOP["vector"]]]
+    inner = [l for l in vec.loops() if l.vector[LOOP["vector"]]]
     assert len(inner) == 1 and inner[0].vector[LOOP["innermost"]] == 1
 
     par = split.then(Parallelize(((("S0", "S1"), 1),)))
     one = featurize(par.then(ParallelRegion()), info)
     assert all(c.vector[COMP["region"]] == 1 for c in one.comps)
     assert not any(c.vector[COMP["region"]] for c in featurize(par, info).comps)
-    assert any(l.vector[LOOP["region"]] for r in one.roots for l in _loops(r))
+    assert any(l.vector[LOOP["region"]] for l in one.loops())
 
 
 def test_a_time_tile_marks_its_wavefront_loop():
@@ -136,5 +128,5 @@ def test_a_time_tile_marks_its_wavefront_loop():
     tiles = [c for c in generate("tile", Schedule(p), deps, grown=True, target=TARGET) if isinstance(c[0], TimeTile)]
     assert tiles
     f = featurize(Schedule(p).then(*tiles[0]), ProgramInfo(p))
-    assert any(l.vector[LOOP["wavefront"]] for r in f.roots for l in _loops(r))
-    assert not any(l.vector[LOOP["wavefront"]] for r in featurize(Schedule(p)).roots for l in _loops(r))
+    assert any(l.vector[LOOP["wavefront"]] for l in f.loops())
+    assert not any(l.vector[LOOP["wavefront"]] for l in featurize(Schedule(p)).loops())
