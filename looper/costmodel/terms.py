@@ -8,8 +8,10 @@ a per-program fit of a few measurements, `costmodel.fit`) weights them.  The ter
   tile's micro-kernel near the FMA peak (scaled by its accumulators and its FMA-to-load ratio),
   a loop whose accesses all walk contiguously or stay put at vector speed, a loop that
   accumulates into one element at the latency of a dependent chain (gcc does not reassociate
-  floating-point sums), anything else at scalar speed; divided among the threads of the
-  statement's parallel loop, with the imbalance of its last share;
+  floating-point sums) or that carries a flow dependence a few iterations long (seidel-2d's
+  `A[i][j-1]`: each point waits for the one before, neither vectorized nor overlapped), anything
+  else at scalar speed; divided among the threads of the statement's parallel loop, with the
+  imbalance of its last share;
 - **l2, l3, dram**: the bytes that miss each cache level over its bandwidth.  A loop's footprint
   is the cache lines its full execution touches (each subscript's range over the loops inside
   it, from the schedule's rows); a loop whose footprint fits a cache costs its footprint once
@@ -26,6 +28,7 @@ bandwidth is a multiple of the peak, not a measurement), which is why measuremen
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -36,7 +39,9 @@ from ..ir.looptree import LoopNode
 from ..ir.program import Program, Statement
 from ..ir.schedule import Lowered, Microkernel, Row
 from ..poly.count import count_points
+from ..poly.deps import dependences_of
 from ..poly.flops import statement_flops
+from ..poly.legality import carries_short_flow
 from ..target import Target
 
 LINE = 64  # bytes per cache line
@@ -143,10 +148,8 @@ def _chain(st: Statement, L: Lowered, facts: _StatementFacts) -> list[_Loop]:
     rows = L.rows[st.name]
     loop_rows = [k for k, r in enumerate(rows) if not r.is_constant]
     steps = _inverse_steps(st.depth, rows, loop_rows)
-    out = []
-    for j, k in enumerate(loop_rows):
-        out.append(_Loop(k, _extent(rows, k, facts.box), steps[j]))
-    return out
+    extents = _extents(rows, loop_rows, facts.box)
+    return [_Loop(k, e, steps[j]) for j, (k, e) in enumerate(zip(loop_rows, extents))]
 
 
 def _span(row: Row, box: list[tuple[int, int]]) -> float:
@@ -154,15 +157,63 @@ def _span(row: Row, box: list[tuple[int, int]]) -> float:
 
 
 def _extent(rows: tuple[Row, ...], k: int, box: list[tuple[int, int]]) -> float:
-    """Trip count of loop row k (bounding box): a tile loop runs over its direction's span (or
-    the enclosing tile of the same direction) in steps of its size; a point loop over at most its
-    innermost enclosing tile."""
+    """Trip count of loop row k (bounding box): a tile loop runs over its direction's span in
+    steps of its size; a point loop over at most its innermost enclosing tile."""
     r = rows[k]
+    if r.extra:  # a wavefront over tile loops: the sum of its terms' counts
+        return sum(math.ceil((_span(t, box) + 1) / t.div) for t in (r,) + r.extra)
     span = _span(r, box) + 1
-    outer = [rows[t].div for t in range(k) if rows[t].div > 1 and rows[t].coeffs == r.coeffs]
+    outer = _enclosing_tiles(rows, k) if r.div == 1 else []
     if outer:
         span = min(span, outer[-1])
     return math.ceil(span / r.div) if r.div > 1 else span
+
+
+def _enclosing_tiles(rows: tuple[Row, ...], k: int) -> list[int]:
+    """Sizes of the tile rows (or a wavefront's tile terms) before row k in row k's direction."""
+    r = rows[k]
+    return [t.div for q in range(k) for t in (rows[q],) + rows[q].extra if t.div > 1 and t.coeffs == r.coeffs]
+
+
+def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, int]]) -> list[float]:
+    """Each loop's trip count per iteration of the loops around it.  A skewed loop's bounding box
+    overstates it (seidel-2d's `2t+i+j` spans 2T + 2N values, while each (t, t+i) runs N), and a
+    skewed tiling's tile count by the product of those: 50x for a 16x32x64 time tile of
+    seidel-2d, which made every skewed tiling look memory-bound.  So: the values the first k
+    loops take together are the volume of the box projected by their rows (a zonotope: the sum,
+    over k-subsets of iterators, of |det| of the rows' columns scaled by the box's widths; a tile
+    row counts its direction over its size), and loop k runs the ratio of the volumes of k and
+    k - 1 loops, at most its bounding-box count.  A point loop inside a tile of its own direction
+    runs at most that tile (`_extent`)."""
+    widths = np.array([max(1, hi - lo + 1) for lo, hi in box], dtype=float)
+    dirs: list[np.ndarray] = []
+    volume = 1.0
+    out = []
+    for k in loop_rows:
+        r = rows[k]
+        bound = _extent(rows, k, box)
+        if r.div == 1 and not r.extra and _enclosing_tiles(rows, k):
+            out.append(bound)
+            continue
+        f = sum((np.array(t.coeffs, dtype=float) / t.div for t in (r,) + r.extra), np.zeros(len(widths)))
+        v = _zonotope(dirs + [f], widths)
+        if v <= 1e-9 * volume:  # a direction the loops around it already fix
+            out.append(bound)
+            continue
+        ratio = v / volume
+        out.append(max(1.0, min(bound, math.ceil(ratio - 1e-9) if r.div > 1 or r.extra else ratio)))
+        dirs.append(f)
+        volume = v
+    return out
+
+
+def _zonotope(dirs: list[np.ndarray], widths: np.ndarray) -> float:
+    """The volume of the box of `widths` projected by the functionals `dirs`."""
+    k, d = len(dirs), len(widths)
+    if k > d:
+        return 0.0
+    G = np.array(dirs).reshape(k, d) * widths
+    return float(sum(abs(np.linalg.det(G[:, list(S)])) for S in itertools.combinations(range(d), k)))
 
 
 def _inverse_steps(depth: int, rows: tuple[Row, ...], loop_rows: list[int]) -> np.ndarray:
@@ -291,12 +342,28 @@ class _Compute:
         strides = [_stride(coeffs, inner.step) for _, coeffs, _, _ in self.facts[st.name].accesses]
         write_stride = strides[0]
         vectorized = (st.name, inner.row) in self.L.vector
-        if write_stride == 0 and st.body.op != "=" and not vectorized:
+        if not vectorized and ((write_stride == 0 and st.body.op != "=") or self._recurrent(st, inner.row)):
             return r.peak / r.lanes / 2 / CHAIN_LATENCY, "chain"  # one dependent op per latency
         if vectorized or all(abs(s) <= 1 for s in strides):
             factor = 1.0 + min(3.0, math.log2(max(1.0, self.L.unroll_factor(st.name, inner.row))) / 4)
             return r.peak * VECTOR_RATE * min(factor, 1.3), "vector"
         return r.peak / r.lanes * SCALAR_LANE_RATE, "scalar"
+
+
+    def _recurrent(self, st: Statement, row: int) -> bool:
+        """Whether the loop at `row` carries a flow dependence of `st` on itself shorter than a
+        vector (`carries_short_flow`, cached by the statement's rows: most candidates share them)."""
+        rows = self.L.rows[st.name]
+        key = (st.name, rows, row, self.rates.lanes)
+        cache = _recurrences(self.L.program)
+        if key not in cache:
+            cache[key] = carries_short_flow(dependences_of(self.L.program), self.L, st.name, row, self.rates.lanes)
+        return cache[key]
+
+
+@per_object
+def _recurrences(program: Program) -> dict:
+    return {}
 
 
 def _microkernel_efficiency(mk: Microkernel) -> float:

@@ -174,6 +174,38 @@ def carried_rows(deps: Dependences, lowered: Lowered, statements: set[str]) -> s
     return {k for k in range(n) if _carried_at(pairs, n, k)}
 
 
+def carries_short_flow(deps: Dependences, lowered: Lowered, statement: str, row: int, shorter_than: int) -> bool:
+    """Whether the loop at `row` runs a recurrence of `statement`: a flow dependence of the
+    statement on itself carried there at a distance under `shorter_than` iterations, from
+    instances that fill the statement's whole iteration space (each value waits for one a few
+    iterations back, which no vectorizer splits into lanes: gcc needs a distance of at least its
+    vector length).  A dependence from a thinner set is no recurrence: floyd-warshall's j loop
+    reads the path[i][k] its iteration j = k wrote, one source per row, and runs at full speed."""
+    pairs = _schedule_pairs(deps.restricted_to({statement}, "flow"), lowered)
+    if pairs is None:
+        return False
+    n = lowered.n_rows
+    xs = ", ".join(f"x{j}" for j in range(n))
+    ys = ", ".join(f"y{j}" for j in range(n))
+    near = isl.Map(f"{{ [{xs}] -> [{ys}] : 0 < y{row} - x{row} < {shorter_than} }}")
+    short = pairs.intersect(_equal_prefix(n, row)).intersect(near)
+    if short.is_empty():
+        return False
+    depth = lowered.program.statement(statement).depth
+    return _dimension(short.domain()) >= depth
+
+
+def _dimension(s: isl.Set) -> int:
+    """The dimension of a set's affine hull (its largest piece's; existentials dropped, which can
+    only widen it)."""
+    out = -1
+    for piece in s.remove_divs().get_basic_sets():
+        hull = piece.affine_hull()
+        eqs = sum(1 for c in hull.get_constraints() if c.is_equality())
+        out = max(out, piece.dim(isl.dim_type.set) - eqs)
+    return out
+
+
 def is_permutable(deps: Dependences, lowered: Lowered, rows: list[int], statements: set[str]) -> bool:
     """The band `rows` (outermost first) can be freely interchanged, hence tiled."""
     pairs = _schedule_pairs(deps.restricted_to(statements), lowered)
