@@ -21,6 +21,7 @@ Every point says how it was timed (`environment`), so a dataset never mixes envi
 """
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import statistics
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from ..codegen.harness import HARNESS_VERSION
 from ..errors import LooperError
-from ..kernels import polybench_names
+from ..kernels import polybench_file, polybench_names
 from ..lang.parse import parse_source
 from ..runtime.run import AS_RUN, WARM
 
@@ -47,9 +48,18 @@ class MemoPoints:
 
 
 def is_polybench(path: str) -> bool:
-    """A PolyBench kernel, in any of its forms (looper's Python, PolyBench's C, a copy of either)."""
+    """A PolyBench kernel by its file's name (looper's Python, PolyBench's C, a copy of either);
+    a copy renamed elsewhere is caught by its text (`polybench_kernels`)."""
     p = Path(path)
     return "polybench" in p.as_posix().lower() or p.stem.replace("_", "-") in POLYBENCH
+
+
+@functools.cache
+def polybench_kernels() -> frozenset[str]:
+    """The 30 shipped kernels' normalized kernel texts (`Program.kernel_text`: no comments, no
+    layout, no sizes): a program with one of them is PolyBench whatever its file is called."""
+    return frozenset(parse_source(polybench_file(n).read_text(), str(polybench_file(n)), "MINI").kernel_text
+                     for n in polybench_names())
 
 
 def memo_points(memo: str | Path) -> MemoPoints:
@@ -131,6 +141,8 @@ def _unusable(row: dict, sources: dict[str, str | None]) -> str | None:
         return "sizes given with -D, or a file that no longer parses"
     if program.fingerprint != row["fingerprint"]:
         return "the program's file changed since it was timed"
+    if program.kernel_text in polybench_kernels():
+        return "PolyBench (the test set)"
     return None
 
 

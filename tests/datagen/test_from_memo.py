@@ -111,3 +111,18 @@ def test_the_loader_refuses_a_mix_of_environments_unless_one_is_chosen(memo):
     assert legacy.programs > 1
     res = CliRunner().invoke(main, ["train", str(out), "-o", str(tmp_path / "m.pt")])
     assert res.exit_code == 2 and "several environments" in res.output
+
+
+def test_a_renamed_copy_of_a_test_set_kernel_is_left_out(tmp_path):
+    """Caught by its kernel text, not its name: `mine.py` holding jacobi-1d's kernel and sizes of
+    its own is still the test set."""
+    text = kernel_path("jacobi-1d").read_text()
+    src = tmp_path / "mine.py"
+    src.write_text(text)
+    p = parse_file(src, "MINI")
+    store = MeasurementStore(tmp_path / "memo.sqlite")
+    _put(store, p, Schedule(p), [1.0, 1.0], detail="baseline")
+    _put(store, p, Schedule(p).then(Parallelize(((("S0",), 3),))), [0.5, 0.5])
+    store.close()
+    found = memo_points(tmp_path / "memo.sqlite")
+    assert not found.rows and found.skipped == {"PolyBench (the test set)": 2}
