@@ -5,8 +5,9 @@ README show is printed by this script from the committed JSON.
 
     python scripts/bench_tables.py benchmarks/results/2026-11-26-default-vs-peers-native/bench-MEDIUM.json
 
-Several files (one size, kernels run apart) make one table, each kernel from the file that ran it;
-every kernel's ratios come from its own interleaved rounds.
+Several files (one size, kernels run apart) make one table, each kernel from the file that ran it
+(a kernel in several files: the last file's run, a re-run replacing an older one); every kernel's
+ratios come from its own interleaved rounds.
 """
 from __future__ import annotations
 
@@ -99,7 +100,8 @@ def main() -> None:
     ap.add_argument("results", type=Path, nargs="+")
     args = ap.parse_args()
     files = [json.loads(p.read_text()) for p in args.results]
-    print(tables({"results": [r for f in files for r in f["results"]]}))
+    latest = {(r["kernel"], r["size"]): r for f in files for r in f["results"]}
+    print(tables({"results": list(latest.values())}))
 
 
 if __name__ == "__main__":

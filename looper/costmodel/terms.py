@@ -163,16 +163,19 @@ def _extent(rows: tuple[Row, ...], k: int, box: list[tuple[int, int]]) -> float:
     if r.extra:  # a wavefront over tile loops: the sum of its terms' counts
         return sum(math.ceil((_span(t, box) + 1) / t.div) for t in (r,) + r.extra)
     span = _span(r, box) + 1
-    outer = _enclosing_tiles(rows, k) if r.div == 1 else []
+    outer = _enclosing_tiles(rows, k)
     if outer:
         span = min(span, outer[-1])
     return math.ceil(span / r.div) if r.div > 1 else span
 
 
 def _enclosing_tiles(rows: tuple[Row, ...], k: int) -> list[int]:
-    """Sizes of the tile rows (or a wavefront's tile terms) before row k in row k's direction."""
+    """Sizes of the larger tiles around row k in its direction (tile rows before it, or a
+    wavefront's tile terms): a register tile's loop inside a cache tile, a point loop inside its
+    tile.  A wavefront's own term of row k's size is a sibling, not an enclosing tile."""
     r = rows[k]
-    return [t.div for q in range(k) for t in (rows[q],) + rows[q].extra if t.div > 1 and t.coeffs == r.coeffs]
+    return [t.div for q in range(k) for t in (rows[q],) + rows[q].extra
+            if t.div > r.div and t.coeffs == r.coeffs]
 
 
 def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, int]]) -> list[float]:
@@ -183,8 +186,9 @@ def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, i
     loops take together are the volume of the box projected by their rows (a zonotope: the sum,
     over k-subsets of iterators, of |det| of the rows' columns scaled by the box's widths; a tile
     row counts its direction over its size), and loop k runs the ratio of the volumes of k and
-    k - 1 loops, at most its bounding-box count.  A point loop inside a tile of its own direction
-    runs at most that tile (`_extent`)."""
+    k - 1 loops, at most its bounding-box count.  A loop inside a larger tile of its own
+    direction (a point loop in its tile, a register tile's loop in a cache tile) runs at most that
+    tile (`_extent`)."""
     widths = np.array([max(1, hi - lo + 1) for lo, hi in box], dtype=float)
     dirs: list[np.ndarray] = []
     volume = 1.0
@@ -192,7 +196,7 @@ def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, i
     for k in loop_rows:
         r = rows[k]
         bound = _extent(rows, k, box)
-        if r.div == 1 and not r.extra and _enclosing_tiles(rows, k):
+        if not r.extra and _enclosing_tiles(rows, k):  # inside a tile of its own direction
             out.append(bound)
             continue
         f = sum((np.array(t.coeffs, dtype=float) / t.div for t in (r,) + r.extra), np.zeros(len(widths)))

@@ -92,3 +92,13 @@ def test_the_ranking_puts_a_seidel_line_without_an_inner_recurrence_first(seidel
     best = ranked(result, regions=True)[0]
     assert terms.estimate(best.schedule.lowered, TARGET).chain_share == 0.0
     assert best.family == "timetile" or best.threaded
+
+
+def test_a_register_tile_inside_a_cache_tile_runs_within_it():
+    """gemm's cache tile (168 x 192 x 672 over i, k, j) around a register tile (8 x 24): the register
+    tile's loops run 168/8 and 672/24 times per cache tile, not over the whole matrix (counting
+    them over the whole matrix made every cache tile around a register tile look 10x costlier)."""
+    box = [(0, 1999), (0, 2599), (0, 2299)]  # i, k, j
+    rows = (Row((1, 0, 0), div=168), Row((0, 1, 0), div=192), Row((0, 0, 1), div=672),
+            Row((1, 0, 0), div=8), Row((0, 0, 1), div=24), Row((0, 1, 0)), Row((1, 0, 0)), Row((0, 0, 1)))
+    assert terms._extents(rows, list(range(8)), box) == [12, 14, 4, 21, 28, 192, 8, 24]
