@@ -353,7 +353,6 @@ class _Compute:
             return r.peak * VECTOR_RATE * min(factor, 1.3), "vector"
         return r.peak / r.lanes * SCALAR_LANE_RATE, "scalar"
 
-
     def _recurrent(self, st: Statement, row: int) -> bool:
         """Whether the loop at `row` carries a flow dependence of `st` on itself shorter than a
         vector (`carries_short_flow`, cached by the statement's rows: most candidates share them)."""
