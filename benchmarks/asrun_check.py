@@ -28,6 +28,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from looper.runtime.compile import openmp_flags  # noqa: E402
+
 SHARED = Path(os.environ.get("LOOPER_SHARED", ROOT.parent / "shared"))
 WORST = 1.25
 
@@ -49,7 +52,7 @@ def polybench_builds(name: str, size: str, work: Path) -> tuple[list[str], list[
     report = looper("optimize", str(src), "-s", size, "-I", str(pb / "utilities"), "-q", "-o", str(out))
     common = ["-O3", "-march=native", "-I", str(pb / "utilities"), "-I", str(src.parent), f"-D{size}_DATASET",
               "-DPOLYBENCH_TIME", str(pb / "utilities" / "polybench.c"), "-lm"]
-    omp = ["-fopenmp"] if "#pragma omp" in out.read_text() else []
+    omp = list(openmp_flags(out.read_text()))  # -fopenmp only where the answer starts a team
     subprocess.run(["gcc", *common, str(src), "-o", str(work / "original")], check=True)
     subprocess.run(["gcc", *common, *omp, str(out), "-o", str(work / "answer")], check=True)
     return [str(work / "original")], [str(work / "answer")], report

@@ -366,7 +366,12 @@ def _write_answer(answer, file: str, c_input: bool, emit: str, output: str | Non
     """Write an answer as `looper optimize` does (`looper apply` too): a C file rewritten in
     place; a Python program's function and header, or its benchmark program with -o."""
     if c_input:
+        from .runtime.compile import openmp_flags
         click.echo(f"wrote {answer.write(output)}")
+        if openmp_flags(answer.source) == ("-fopenmp-simd",):
+            click.echo("note: its only OpenMP is `omp simd` loops: build it with -fopenmp-simd, not -fopenmp (a "
+                       "harness that starts a thread team, as PolyBench's cache flush does with -fopenmp, leaves "
+                       "an idle thread spinning beside the sequential kernel)", err=True)
     elif emit == "function":
         out = Path(output) if output else _function_output(file)
         header = out.with_suffix(".h")

@@ -10,6 +10,11 @@ after PolyBench flushes the caches) or `-DPOLYBENCH_DUMP_ARRAYS` (the output arr
 - polly:    clang -O3 -march=native -mllvm -polly -mllvm -polly-parallel -fopenmp
 - graphite: gcc -O3 -march=native -floop-nest-optimize -floop-parallelize-all ... -fopenmp
 
+`-fopenmp` only where the system's kernel starts a thread team (Pluto's and looper's C by its
+pragmas, Polly's by its object's calls into the OpenMP runtime; `compile.openmp_flags`): built
+with it, PolyBench's harness flushes the caches in a parallel loop, and that team's idle thread
+spinning beside a sequential kernel made syr2k's 2.2x slower in one fresh run of seven.
+
 Outputs are checked by comparing dumps: every system's against gcc's dump of PolyBench's C,
 all built with `-ffp-contract=off` (see `peers.py`: a legal reordering then gives the same bits).
 Binaries are cached like looper's own, keyed by every file that goes into them.
@@ -25,8 +30,9 @@ from typing import Callable, Protocol
 from ..errors import LooperUsageError
 from ..runtime import run
 from ..runtime.compile import (
-    OPT_FLAGS, Binary, CompileError, build_key, cached_build, run_compiler,
+    Binary, CompileError, build_key, cached_build, openmp_flags, run_compiler,
 )
+from ..runtime.process import run_tool
 from ..runtime.run import compare_dumps, parse_dump
 from . import peers
 from .peers import Build
@@ -89,14 +95,37 @@ class NativeKernel:
         """PolyBench's C file of this kernel."""
         return self.tree.kernel(self.name)
 
+    def _inputs(self, text: str) -> str:
+        """Every file a build of `text` reads, for its cache key."""
+        headers = sorted(self.c_file.parent.glob("*.h"))
+        return "\0".join([text] + [p.read_text() for p in headers + [self.tree.root / f for f in POLYBENCH_FILES]])
+
+    def _all_flags(self, flags: tuple[str, ...], defines: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(flags) + tuple(f"-D{d}" for d in (dataset_define(self.size),) + defines)
+
+    def forks(self, text: str, flags: tuple[str, ...], cc: str, defines: tuple[str, ...]) -> bool:
+        """Whether `text` compiled alone with `flags` calls into the OpenMP runtime (GOMP_*,
+        __kmpc_*, omp_*): how Polly's choice to run a loop in parallel is seen from outside."""
+        all_flags = self._all_flags(flags, defines)
+        key = build_key(self._inputs(text), all_flags + ("-c",), cc)
+
+        def build(tmp: Path) -> Path:
+            src = tmp / self.c_file.name
+            src.write_text(text)
+            cmd = [cc, *all_flags, "-c", "-I", str(self.tree.utilities), "-I", str(self.c_file.parent),
+                   str(src), "-o", str(tmp / "kernel.o")]
+            run_compiler(cmd, 600, " ".join(all_flags))
+            return tmp / "kernel.o"
+
+        undefined = run_tool(["nm", "-u", str(cached_build(key, ".o", build))], 60).stdout.split()
+        return any(s.startswith(("GOMP_", "__kmpc_", "omp_")) for s in undefined)
+
     def compile(self, system: str, text: str, flags: tuple[str, ...], cc: str,
                 defines: tuple[str, ...]) -> Build:
         """Build `text` (the kernel's C, or Pluto's rewrite of it) with PolyBench's harness."""
         c_file = self.c_file
-        headers = sorted(c_file.parent.glob("*.h"))
-        harness = [self.tree.root / f for f in POLYBENCH_FILES]
-        all_flags = tuple(flags) + tuple(f"-D{d}" for d in (dataset_define(self.size),) + defines)
-        key = build_key("\0".join([text] + [p.read_text() for p in headers + harness]), all_flags, cc)
+        all_flags = self._all_flags(flags, defines)
+        key = build_key(self._inputs(text), all_flags, cc)
 
         def build(tmp: Path) -> Path:
             """Compile the kernel and polybench.c into one binary in `tmp`."""
@@ -135,7 +164,15 @@ def build_native(system: str, kernel: NativeKernel, defines: tuple[str, ...], cf
         clang = peers.find_clang()
         if clang is None:
             return Build("polly", status="unavailable", detail="no clang with Polly", harness="polybench")
-        return kernel.compile("polly", text, peers.POLLY_FLAGS + extra, clang, defines)
+        try:
+            forks = kernel.forks(text, peers.POLLY_FLAGS + extra, clang, defines)
+        except CompileError as e:
+            return Build("polly", status="failed", detail=peers.compile_failure(e, clang), harness="polybench")
+        flags = peers.POLLY_FLAGS if forks else tuple(f for f in peers.POLLY_FLAGS if f != "-fopenmp")
+        b = kernel.compile("polly", text, flags + extra, clang, defines)
+        if b.binary is not None and not forks:
+            b.detail += " (Polly runs it sequentially: without -fopenmp)"
+        return b
     if system == "pluto":
         return _build_pluto(kernel, text, defines, peers.find_polycc(cfg.polycc), cfg.pluto_timeout, extra)
     if system == "isl":
@@ -149,7 +186,7 @@ def _build_pluto(kernel: NativeKernel, text: str, defines: tuple[str, ...], poly
     pluto = peers.run_polycc(polycc, text, kernel.name, timeout)
     if pluto.text is None:
         return Build("pluto", status="failed", detail=pluto.detail, harness="polybench")
-    b = kernel.compile("pluto", pluto.text, OPT_FLAGS + extra, "gcc", defines)
+    b = kernel.compile("pluto", pluto.text, peers.BASE_FLAGS + openmp_flags(pluto.text) + extra, "gcc", defines)
     b.info.update(pluto.info)
     if b.binary is not None:
         b.detail = f"polycc, then gcc, on PolyBench's {kernel.c_file.name}"

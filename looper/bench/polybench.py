@@ -26,7 +26,7 @@ from ..kernels import polybench_file, polybench_names
 from ..lang.parse import parse_file
 from ..poly.flops import KernelWork, kernel_work
 from ..poly.legality import replay
-from ..runtime.compile import EXACT_FLAGS, OPT_FLAGS
+from ..runtime.compile import EXACT_FLAGS, openmp_flags
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..target import Limits, Target
 from ..transforms.schedule import Schedule
@@ -267,15 +267,13 @@ def build_native(system: str, answers: dict[str, Answer], cfg: BenchConfig, defi
     tree = native.PolyBenchC.find(cfg.polybench_c)
     kernel = native.NativeKernel(tree, program.name.replace("_", "-"), program.size_label)
     if system in answers:
-        # OpenMP only where the answer uses it: built with -fopenmp, PolyBench's harness starts a
-        # thread team to flush the caches, and its idle thread spinning beside a sequential kernel
-        # cost jacobi-2d MEDIUM 7% on average (one run in eight took twice as long)
+        # -fopenmp only where the answer starts a team (`compile.openmp_flags`; native.py says why)
         source = answers[system].source
-        flags = OPT_FLAGS if "#pragma omp" in source else peers.BASE_FLAGS
-        b = kernel.compile(system, source, flags + extra, "gcc", defines)
+        omp = openmp_flags(source)
+        b = kernel.compile(system, source, peers.BASE_FLAGS + omp + extra, "gcc", defines)
         if b.binary is not None:
             b.detail = (f"looper optimize in place on PolyBench's {kernel.c_file.name}, then gcc"
-                        + ("" if "#pragma omp" in source else " (no OpenMP in it: without -fopenmp)"))
+                        + ("" if omp == ("-fopenmp",) else f" (sequential: {' '.join(omp) or 'no OpenMP flag'})"))
         return b
     return native.build_native(system, kernel, defines, cfg, extra)
 

@@ -56,6 +56,36 @@ def test_native_peer_matches_gcc_on_polybench_c(peer):
 
 
 @needs_polybench
+def test_native_builds_link_openmp_only_where_the_kernel_starts_a_team():
+    """PolyBench's harness built with -fopenmp flushes the caches in a parallel loop whose idle
+    thread then spins beside a sequential kernel: a sequential answer (only `omp simd` loops) is
+    built with -fopenmp-simd, a parallel one with -fopenmp, and Polly's build with -fopenmp only
+    when its object calls the OpenMP runtime.  Each build still dumps what gcc's does."""
+    tree = native.PolyBenchC.find(POLYBENCH_C)
+    kernel = native.NativeKernel(tree, "jacobi-1d", "MINI")
+    text = kernel.c_file.read_text()
+    simd = text.replace("  for (t = 0; t < _PB_TSTEPS; t++)\n    {\n      for (i = 1; i < _PB_N - 1; i++)",
+                        "  for (t = 0; t < _PB_TSTEPS; t++)\n    {\n#pragma omp simd\n      for (i = 1; i < _PB_N - 1; i++)")
+    assert simd != text
+    program = parse_file(kernel_path("jacobi-1d"), "MINI")
+    dump = ("POLYBENCH_DUMP_ARRAYS",)
+    answers = {"looper": pb.Answer("jacobi-1d", program, Schedule(program), 0.0, "simd", simd)}
+    builds = {"gcc": native.build_native("gcc", kernel, dump, _cfg([]), EXACT_FLAGS),
+              "looper": pb.build_native("looper", answers, _cfg([]), dump, EXACT_FLAGS)}
+    flags = builds["looper"].binary.flags
+    assert "-fopenmp-simd" in flags and "-fopenmp" not in flags
+    assert native.check_dumps(builds)["looper"].status == "checked"
+    if peers.find_clang() is not None:
+        polly = peers.POLLY_FLAGS
+        gemm = native.NativeKernel(tree, "gemm", "MINI")
+        timed = ("POLYBENCH_TIME",)  # (Polly runs gemm sequentially when its timer calls are gone)
+        assert gemm.forks(gemm.c_file.read_text(), polly, peers.find_clang(), timed)
+        assert not kernel.forks(text, polly, peers.find_clang(), timed)  # its time loop carries everything
+        build = native.build_native("polly", kernel, timed, _cfg([]))
+        assert "-fopenmp" not in build.binary.flags and "sequentially" in build.detail
+
+
+@needs_polybench
 def test_native_mode_checks_looper_and_original_against_polybench():
     """looper's harness (its original and its answer) against gcc on PolyBench's C, and a peer
     that fails (Pluto's front end cannot parse adi's cast) says why while the others go on."""
