@@ -90,6 +90,12 @@ class SearchPolicy:
     # tile, which a kernel of a few milliseconds runs faster than a team it must start (3mm
     # MEDIUM: 1.3 ms sequential, 2.7 ms parallel on a 3.4 ms mean first region)
     keep_sequential: bool = False
+    # when every member of the beam starts from isl's schedule, or none does, the best schedule
+    # of the other origin stays in the beam as an extra member at every level: isl's schedule
+    # and its wavefronts are ranked by the analytic terms alone, and three of them filled the
+    # beam of jacobi-2d LARGE from the first affine level, so the fused nest whose time tile
+    # runs 3.06x (isl's time tiles: 0.9-1.1x) was never refined
+    keep_both_origins: bool = False
 
     @property
     def levels(self) -> list[str]:
@@ -114,7 +120,8 @@ def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> S
         # the whole space, ranked without compiling (`search.budget`): the model's depth for the
         # structure it knows; what the beam keeps is measured, so no margin on the answer
         depth = (model_meta or {}).get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE)
-        base = SearchPolicy(max_affine=int(depth), grown=True, regions=True, keep_sequential=True)
+        base = SearchPolicy(max_affine=int(depth), grown=True, regions=True, keep_sequential=True,
+                            keep_both_origins=True)
     else:
         raise ValueError(f"unknown evaluator {evaluator!r} (measure, model, hybrid)")
     return base.with_(**overrides)

@@ -10,7 +10,7 @@ from helpers import TARGET, differential
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.status import Status
-from looper.search.beam import beam_search
+from looper.search.beam import beam_search, from_isl
 from looper.search.scoring import Score
 from looper.search.budget import (
     FAMILIES, Candidate, Ranking, budgeted, correct, family, first_round, model_prefix, ranked,
@@ -48,9 +48,17 @@ def test_the_first_round_covers_structures_and_families(gemm_ranked):
     chosen = first_round(cands, 8)
     assert len(chosen) == 8 and len({id(c) for c in chosen}) == 8
     fams = {c.family for c in cands}
-    assert {c.family for c in chosen} >= {f for f in FAMILIES if f in fams} - {"vector"} or len(fams) > 8
+    # every refinement family (a structure alone, "plain", only when the round has room)
+    assert {c.family for c in chosen} >= {f for f in FAMILIES if f in fams} - {"plain"}
     assert len({c.structure for c in chosen}) >= 3
     assert any(c.schedule.keeps_original_structure() for c in chosen)
+    # the four best structures start teams: the best sequential schedule runs too, beside them
+    tops = []
+    for c in cands:
+        if c.structure not in {t.structure for t in tops}:
+            tops.append(c)
+    assert all(c.threaded for c in tops[:4]) and all(c in chosen for c in tops[:4])
+    assert next(c for c in cands if not c.threaded) in chosen
 
 
 def test_the_correction_follows_the_nearest_measured_relatives():
@@ -223,3 +231,22 @@ def test_the_correction_keeps_threaded_and_sequential_relatives_apart():
     seq_new, par_new = Candidate(alone, 5.0, "A", "register", 5.0), Candidate(team, 6.0, "A", "register", 6.0)
     correct([par, seq, seq_new, par_new])
     assert seq_new.corrected == pytest.approx(5.0) and par_new.corrected == pytest.approx(1.5)
+
+
+def test_a_fused_nest_keeps_a_place_beside_isl_schedules_and_its_time_tile_runs_in_round_one():
+    """jacobi-2d LARGE: isl's schedule and its wavefronts, ranked by the analytic terms alone,
+    filled the beam from the first affine level and the first round's structure places with one
+    wavefront time-tiled at four sizes (measured 0.9-1.1x); the fused nest, whose time tile runs
+    3x, was never refined.  Now a beam keeps the best of the other origin, and a time tile's sizes
+    are not a structure of their own."""
+    p = parse_file(kernel_path("jacobi-2d"), "LARGE")
+    policy = policy_for("hybrid", target=TARGET)
+    assert policy.keep_both_origins
+    result = beam_search(p, compute_dependences(p), Ranking(p, TARGET), policy)
+    cands = ranked(result, regions=True)
+    chosen = first_round(cands, 8)
+    assert any(from_isl(c.schedule) for c in chosen)
+    own = [c for c in chosen if c.family == "timetile" and not from_isl(c.schedule)]
+    assert own and own[0].schedule.steps[0].kind == "fuse"
+    isl_tiles = [c for c in chosen if c.family == "timetile" and from_isl(c.schedule)]
+    assert len({c.structure for c in isl_tiles}) == len(isl_tiles)  # one place per structure
