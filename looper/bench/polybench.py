@@ -201,7 +201,9 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
         results = check.check_outputs(builds, log, threads=cfg.threads)
         where = size
     else:
-        builds = {s: build_native(s, answers, cfg, ("POLYBENCH_DUMP_ARRAYS",), EXACT_FLAGS) for s in systems}
+        # with the timer too, so each compiler sees the code it is timed with: clang-19 with
+        # Polly parallelizes gemm only where the timer's calls surround the kernel
+        builds = {s: build_native(s, answers, cfg, CHECKED_DEFINES, EXACT_FLAGS) for s in systems}
         results = native.check_dumps(builds, cfg.threads, log=log)
         where = answer.program.size_label
     for r in results.values():
@@ -251,6 +253,9 @@ def build_scop(system: str, program: Program, schedule: Schedule, cfg: BenchConf
         return peers.build_isl(program, defines, timeout=20.0 if cfg.check_only else peers.ISL_TIMEOUT,
                                extra=extra)
     raise ValueError(f"unknown system {system}")
+
+
+CHECKED_DEFINES = ("POLYBENCH_DUMP_ARRAYS", "POLYBENCH_TIME")  # a native check's build: the timed one, dumping
 
 
 def build_native(system: str, answers: dict[str, Answer], cfg: BenchConfig, defines: tuple[str, ...],

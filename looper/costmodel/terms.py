@@ -156,14 +156,14 @@ def _span(row: Row, box: list[tuple[int, int]]) -> float:
     return sum(abs(c) * (hi - lo) for c, (lo, hi) in zip(row.coeffs, box))
 
 
-def _extent(rows: tuple[Row, ...], k: int, box: list[tuple[int, int]]) -> float:
+def _extent(rows: tuple[Row, ...], k: int, box: list[tuple[int, int]], outer: list[int]) -> float:
     """Trip count of loop row k (bounding box): a tile loop runs over its direction's span in
-    steps of its size; a point loop over at most its innermost enclosing tile."""
+    steps of its size; a point loop over at most its innermost enclosing tile (`outer`:
+    `_enclosing_tiles`)."""
     r = rows[k]
     if r.extra:  # a wavefront over tile loops: the sum of its terms' counts
         return sum(math.ceil((_span(t, box) + 1) / t.div) for t in (r,) + r.extra)
     span = _span(r, box) + 1
-    outer = _enclosing_tiles(rows, k)
     if outer:
         span = min(span, outer[-1])
     return math.ceil(span / r.div) if r.div > 1 else span
@@ -195,8 +195,9 @@ def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, i
     out = []
     for k in loop_rows:
         r = rows[k]
-        bound = _extent(rows, k, box)
-        if not r.extra and _enclosing_tiles(rows, k):  # inside a tile of its own direction
+        outer = [] if r.extra else _enclosing_tiles(rows, k)
+        bound = _extent(rows, k, box, outer)
+        if outer:  # inside a tile of its own direction
             out.append(bound)
             continue
         f = sum((np.array(t.coeffs, dtype=float) / t.div for t in (r,) + r.extra), np.zeros(len(widths)))

@@ -21,7 +21,6 @@ Every point says how it was timed (`environment`), so a dataset never mixes envi
 """
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 import statistics
@@ -31,11 +30,9 @@ from pathlib import Path
 
 from ..codegen.harness import HARNESS_VERSION
 from ..errors import LooperError
-from ..kernels import polybench_file, polybench_names
+from ..kernels import is_polybench, is_polybench_program
 from ..lang.parse import parse_source
 from ..runtime.run import AS_RUN, WARM
-
-POLYBENCH = frozenset(n.replace("_", "-") for n in polybench_names())
 
 
 @dataclass
@@ -45,21 +42,6 @@ class MemoPoints:
     rows: list[dict] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)  # reason -> memo rows
     programs: int = 0
-
-
-def is_polybench(path: str) -> bool:
-    """A PolyBench kernel by its file's name (looper's Python, PolyBench's C, a copy of either);
-    a copy renamed elsewhere is caught by its text (`polybench_kernels`)."""
-    p = Path(path)
-    return "polybench" in p.as_posix().lower() or p.stem.replace("_", "-") in POLYBENCH
-
-
-@functools.cache
-def polybench_kernels() -> frozenset[str]:
-    """The 30 shipped kernels' normalized kernel texts (`Program.kernel_text`: no comments, no
-    layout, no sizes): a program with one of them is PolyBench whatever its file is called."""
-    return frozenset(parse_source(polybench_file(n).read_text(), str(polybench_file(n)), "MINI").kernel_text
-                     for n in polybench_names())
 
 
 def memo_points(memo: str | Path) -> MemoPoints:
@@ -141,7 +123,7 @@ def _unusable(row: dict, sources: dict[str, str | None]) -> str | None:
         return "sizes given with -D, or a file that no longer parses"
     if program.fingerprint != row["fingerprint"]:
         return "the program's file changed since it was timed"
-    if program.kernel_text in polybench_kernels():
+    if is_polybench_program(program):
         return "PolyBench (the test set)"
     return None
 

@@ -6,6 +6,7 @@ directory.  looper parses these files and never imports them.
 """
 from __future__ import annotations
 
+import functools
 import os
 from importlib.resources import files
 from pathlib import Path
@@ -44,3 +45,24 @@ def resolve_program(spec: str | os.PathLike) -> str | os.PathLike:
 def is_shipped(path: str | os.PathLike) -> bool:
     """Whether `path` is one of the shipped kernels (whose directory is no place for output)."""
     return Path(path).resolve().parent == polybench_dir().resolve()
+
+
+def is_polybench(path: str | os.PathLike) -> bool:
+    """A PolyBench kernel by its file's name (looper's Python, PolyBench's C, a copy of either
+    under a directory named for PolyBench); a copy renamed elsewhere is caught by its text
+    (`is_polybench_program`).  PolyBench is the test set: it stays out of training."""
+    p = Path(path)
+    return "polybench" in p.as_posix().lower() or p.stem.replace("_", "-") in polybench_names()
+
+
+def is_polybench_program(program) -> bool:
+    """Whether a parsed program (`ir.program.Program`) is one of the shipped kernels whatever its
+    file is called: its normalized kernel text (no comments, no layout, no sizes) is theirs."""
+    return program.kernel_text in _polybench_kernel_texts()
+
+
+@functools.cache
+def _polybench_kernel_texts() -> frozenset[str]:
+    from ..lang.parse import parse_source
+    return frozenset(parse_source(polybench_file(n).read_text(), str(polybench_file(n)), "MINI").kernel_text
+                     for n in polybench_names())

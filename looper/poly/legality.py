@@ -34,12 +34,16 @@ def _schedule_pairs(deps: isl.UnionMap, lowered: Lowered) -> isl.Map | None:
     return out
 
 
+def _time_pairs(n: int, cons: str) -> isl.Map:
+    """{ [x0..x(n-1)] -> [y0..y(n-1)] : cons }: pairs of schedule points (source x, sink y)."""
+    xs = ", ".join(f"x{j}" for j in range(n))
+    ys = ", ".join(f"y{j}" for j in range(n))
+    return isl.Map(f"{{ [{xs}] -> [{ys}] : {cons} }}")
+
+
 def _equal_prefix(n: int, k: int) -> isl.Map:
     """{ [x0..x(n-1)] -> [y0..y(n-1)] : x_j = y_j for j < k }"""
-    xs = [f"x{j}" for j in range(n)]
-    ys = [f"y{j}" for j in range(n)]
-    cons = " and ".join(f"x{j} = y{j}" for j in range(k)) or "true"
-    return isl.Map(f"{{ [{', '.join(xs)}] -> [{', '.join(ys)}] : {cons} }}")
+    return _time_pairs(n, " and ".join(f"x{j} = y{j}" for j in range(k)) or "true")
 
 
 def _deltas_at(pairs: isl.Map, n: int, k: int) -> isl.Set:
@@ -185,9 +189,7 @@ def carries_short_flow(deps: Dependences, lowered: Lowered, statement: str, row:
     if pairs is None:
         return False
     n = lowered.n_rows
-    xs = ", ".join(f"x{j}" for j in range(n))
-    ys = ", ".join(f"y{j}" for j in range(n))
-    near = isl.Map(f"{{ [{xs}] -> [{ys}] : 0 < y{row} - x{row} < {shorter_than} }}")
+    near = _time_pairs(n, f"0 < y{row} - x{row} < {shorter_than}")
     short = pairs.intersect(_equal_prefix(n, row)).intersect(near)
     if short.is_empty():
         return False

@@ -80,6 +80,8 @@ def test_native_builds_link_openmp_only_where_the_kernel_starts_a_team():
         gemm = native.NativeKernel(tree, "gemm", "MINI")
         timed = ("POLYBENCH_TIME",)  # (Polly runs gemm sequentially when its timer calls are gone)
         assert gemm.forks(gemm.c_file.read_text(), polly, peers.find_clang(), timed)
+        # the check's build is the timed code: Polly's parallel gemm is what gets checked
+        assert gemm.forks(gemm.c_file.read_text(), polly + EXACT_FLAGS, peers.find_clang(), pb.CHECKED_DEFINES)
         assert not kernel.forks(text, polly, peers.find_clang(), timed)  # its time loop carries everything
         build = native.build_native("polly", kernel, timed, _cfg([]))
         assert "-fopenmp" not in build.binary.flags and "sequentially" in build.detail
