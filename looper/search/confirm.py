@@ -5,11 +5,14 @@ such scores is partly the luckiest (the winner's curse), and this machine's spee
 minutes.  LARGE gramschmidt: the search's answer measured 0.131 s once and 0.27-0.28 s in every
 later run, while the runner-up ran 0.13 s every time.  So the measuring search ends like the
 hybrid one: its K best distinct schedules are timed again with the original, interleaved, as
-users run them (fresh processes, enough of them to see a slow mode), and the best mean wins.
+users run them (fresh processes, enough of them to see a slow mode), and the best mean the
+judgement lets through wins (`runtime.judge`: a mean below the original's by more than the runs'
+spread, no run far slower), else the original.
 """
 from __future__ import annotations
 
 from ..ir.program import Program
+from ..runtime.judge import Judgement
 from ..runtime.status import Status
 from ..transforms.schedule import Schedule
 from .scoring import Score, SearchResult
@@ -47,9 +50,11 @@ def confirm(program: Program, result: SearchResult, evaluator: ExecutionEvaluato
     original, timed = evaluator.time_together(program, cands, rounds)
     n = len(original or ())
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original")
-    for s, (speedup, times) in zip(cands, timed):
-        if speedup and speedup > best_sc.speedup:
+    ranked = sorted(((s, sp, t) for s, (sp, t) in zip(cands, timed) if sp and t), key=lambda x: -x[1])
+    for s, speedup, times in ranked:  # the fastest the judgement lets through (`runtime.judge`)
+        if original and Judgement(tuple(original), tuple(times)).faster:
             best_s = s
             best_sc = Score(speedup, Status.OK, f"confirmed: timed with {len(cands) - 1} runners-up and the "
                             f"original, interleaved over {n} rounds", times)
+            break
     return SearchResult(best_s, best_sc, result.explored, result.seconds, result.machinery_seconds, result.levels)
