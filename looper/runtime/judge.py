@@ -13,6 +13,7 @@ in PolyBench's).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import statistics
@@ -74,7 +75,7 @@ class Judgement:
         """The answer's slowest run over the original's median."""
         return max(self.answer) / statistics.median(self.original)
 
-    @property
+    @functools.cached_property
     def p_value(self) -> float:
         """`p_faster` of the runs, the answer's raised by the team start its runs missed
         (`expected_mean` over their mean)."""
