@@ -266,7 +266,7 @@ def _rates(target: Target, element: int) -> _Rates:
     lim = target.limits
     lanes = target.lanes(element)
     if lim is not None and lim.peak_double > 0:
-        peak = lim.peak(None if element == 8 else "single") / max(1, lim.threads)
+        peak = lim.peak(None if element == 8 else "single") * 1e9 / max(1, lim.threads)  # GFLOP/s
     else:
         peak = 4 * lanes * DEFAULT_GHZ * 1e9  # two FMA pipes
     dram = lim.bandwidth * 1e9 if lim is not None and lim.bandwidth else DEFAULT_DRAM_PER_THREAD * target.threads

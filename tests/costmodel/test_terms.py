@@ -12,6 +12,7 @@ from looper.costmodel import terms
 from looper.ir.schedule import Row
 from looper.lang.parse import parse_file
 from looper.poly.count import count_points
+from looper.target.limits import Limits
 from looper.search.budget import Ranking, ranked
 from looper.search.beam import beam_search
 from looper.search.policy import policy_for
@@ -47,6 +48,24 @@ def test_a_recurrence_in_the_innermost_loop_runs_at_its_latency(seidel):
     after = terms.estimate(Schedule.from_json(seidel, SEIDEL_WAVEFRONT).lowered, TARGET)
     assert before.chain_share == 1.0 and after.chain_share == 0.0
     assert after.compute < before.compute / 2
+
+
+@pytest.mark.parametrize("seq", [[], SEIDEL_TIMETILE], ids=["original", "timetile"])
+def test_measured_limits_are_read_in_their_units(seidel, seq):
+    """`Limits` keeps GFLOP/s and GB/s: a target that measured what the terms assume without
+    measurements estimates the same seconds.  (The peak was once read as flop/s: every compute and
+    cache term a billion times too long on a machine `looper machine` had measured, and the fork,
+    barrier and DRAM terms lost beside them.)"""
+    lanes = TARGET.lanes(8)
+    peak = 4 * lanes * terms.DEFAULT_GHZ * TARGET.threads  # GFLOP/s: two FMA pipes per thread
+    measured = TARGET.with_limits(Limits(
+        TARGET.threads, peak, 2 * peak, terms.DEFAULT_DRAM_PER_THREAD * TARGET.threads / 1e9, lanes_double=lanes,
+        fork_seconds=terms.DEFAULT_FORK, region_seconds=terms.DEFAULT_REGION))
+    L = Schedule.from_json(seidel, seq).lowered if seq else Schedule(seidel).lowered
+    assumed, read = terms.estimate(L, TARGET), terms.estimate(L, measured)
+    assert read.seconds == pytest.approx(assumed.seconds, rel=1e-9)
+    assert read.compute == pytest.approx(assumed.compute, rel=1e-9) and read.forks == assumed.forks
+    assert 1e-3 < read.seconds < 10.0  # seidel-2d MEDIUM: 1.4e8 flops, about 0.1 s as gcc runs it
 
 
 def test_a_reduction_is_a_chain_and_a_parallel_innermost_loop_is_not():
