@@ -219,23 +219,17 @@ def select(state: BeamState, fresh: list[Explored]) -> list[tuple[Schedule, Scor
     if state.policy.keep_both_origins:
         # the original's structure, refined, has its own place (`keep_root`)
         chosen = [s for s, _ in next_beam if not keeps_original_structure(s)]
-        origins = {from_isl(s) for s in chosen}
+        origins = {s.from_isl for s in chosen}
         if len(origins) == 1:
             taken = {s.identity for s, _ in next_beam}
             other = next(((s, sc) for s, sc, _ in pool if not keeps_original_structure(s)
-                          and from_isl(s) not in origins and s.identity not in taken), None)
+                          and s.from_isl not in origins and s.identity not in taken), None)
             if other is not None:
                 next_beam.append(other)
     state.beam = next_beam
     if next_beam and next_beam[0][1].speedup > state.best[1].speedup * (1 + gain):
         state.best = next_beam[0]
     return pool
-
-
-def from_isl(s: Schedule) -> bool:
-    """Whether a schedule starts from isl's scheduler's schedule (`islschedule`), rather than
-    from a loop structure looper's own steps chose (or the original's)."""
-    return bool(s.steps) and s.steps[0].kind == "islschedule"
 
 
 def explore(state: BeamState, pool: list, fresh: list[Explored], children: dict[str, list[Explored]],

@@ -55,8 +55,7 @@ def shape(s: Schedule) -> str:
     """A schedule's description without its pure marks (unroll, vector, region pragmas) and its
     enablers (reversals): candidates of one shape differ by a few percent at most, so a round
     measures one of each first."""
-    skip = tuple(MARKS) + ("reverse",)
-    return " ; ".join(part for part in s.describe().split(" ; ") if not part.startswith(skip))
+    return s.describe(without=MARKS | {"reverse"})
 
 
 def structure_of(s: Schedule) -> str:
@@ -65,8 +64,7 @@ def structure_of(s: Schedule) -> str:
     for structures on one (gemver MEDIUM: all 24 candidates of one structure); a time tile is a
     refinement family whose sizes are tile sizes, and counting them apart gave all four of
     jacobi-2d LARGE's places to isl's wavefront time-tiled at four sizes (they ran 0.9-1.1x)."""
-    return " ; ".join(part for part in s.structure().describe().split(" ; ")
-                      if not part.startswith(("reverse", "timetile")))
+    return s.structure().describe(without=("reverse", "timetile"))
 
 
 def family(s: Schedule) -> str:

@@ -64,15 +64,27 @@ class Schedule:
             L = after
         return Schedule(self.program, tuple(kept))
 
-    def describe(self) -> str:
-        if not self.steps:
-            return "original"
+    def parts(self) -> tuple[tuple[str, str], ...]:
+        """Each step's kind and its description (in terms of the loops it applies to)."""
         out = []
         L = original(self.program)
         for t in self.steps:
-            out.append(t.describe(L))
+            out.append((t.kind, t.describe(L)))
             L = t.apply(L)
-        return " ; ".join(out)
+        return tuple(out)
+
+    def describe(self, without: frozenset[str] | tuple[str, ...] = ()) -> str:
+        """The sequence as text; `without`: kinds of steps left out of it (the rest still name
+        their loops as the whole sequence builds them)."""
+        if not self.steps:
+            return "original"
+        return " ; ".join(text for kind, text in self.parts() if kind not in without)
+
+    @property
+    def from_isl(self) -> bool:
+        """Whether the sequence starts from isl's scheduler's schedule (`islschedule`), rather
+        than from a loop structure looper's own steps chose (or the original's)."""
+        return bool(self.steps) and self.steps[0].kind == "islschedule"
 
     def to_json(self) -> list[dict]:
         return [t.to_json() for t in self.steps]

@@ -10,7 +10,7 @@ from helpers import TARGET, differential
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
 from looper.runtime.status import Status
-from looper.search.beam import beam_search, from_isl
+from looper.search.beam import beam_search
 from looper.search.scoring import Score
 from looper.search.budget import (
     FAMILIES, Candidate, Ranking, budgeted, correct, family, first_round, model_prefix, ranked,
@@ -245,8 +245,8 @@ def test_a_fused_nest_keeps_a_place_beside_isl_schedules_and_its_time_tile_runs_
     result = beam_search(p, compute_dependences(p), Ranking(p, TARGET), policy)
     cands = ranked(result, regions=True)
     chosen = first_round(cands, 8)
-    assert any(from_isl(c.schedule) for c in chosen)
-    own = [c for c in chosen if c.family == "timetile" and not from_isl(c.schedule)]
+    assert any(c.schedule.from_isl for c in chosen)
+    own = [c for c in chosen if c.family == "timetile" and not c.schedule.from_isl]
     assert own and own[0].schedule.steps[0].kind == "fuse"
-    isl_tiles = [c for c in chosen if c.family == "timetile" and from_isl(c.schedule)]
+    isl_tiles = [c for c in chosen if c.family == "timetile" and c.schedule.from_isl]
     assert len({c.structure for c in isl_tiles}) == len(isl_tiles)  # one place per structure
