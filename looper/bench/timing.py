@@ -9,7 +9,8 @@ compiled while timing, and the OpenMP environment is the shell's (plus `OMP_NUM_
 A system's time is the mean of its rounds: what a user's runs cost on average, slow runs
 included (on this 2-vCPU VM a parallel answer can be fast in half its fresh runs and 3-5x slower
 in the rest, which a median hides).  Rounds: at least `--repeat`, and enough to see a slow mode,
-`runtime.run.AS_RUN.runs` of gcc's first time (8 for a program under a second).  Interleaving
+`runtime.run.AS_RUN.runs` of gcc's first time (8 for a program under a second, 24 under a
+millisecond, where one disturbed run moves the mean by a third).  Interleaving
 shares this VM's drift, which lasts minutes, among the systems.
 """
 from __future__ import annotations

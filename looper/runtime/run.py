@@ -70,8 +70,8 @@ class Protocol:
     by their mean, which counts the slow runs a user pays for (on a 2-vCPU VM a parallel program
     can be fast in half its fresh runs and 3-5x slower in the rest, which a median hides).
     Enough samples to see that: `judge_runs` for a program under a second when an answer is
-    judged against the original (fewer for long ones), `rank_runs` when a search only ranks
-    candidates (its finalists are judged again).
+    judged against the original (fewer for long ones, more for one under `short_seconds`),
+    `rank_runs` when a search only ranks candidates (its finalists are judged again).
 
     `warm` is how looper timed before: in one process, a warm-up call, then repeats with the team
     already running, summarized by the median (the training data was taken so)."""
@@ -80,6 +80,11 @@ class Protocol:
     judge_runs: int = 8
     rank_runs: int = 3
     long_seconds: float = 1.0  # a run this long or longer needs fewer samples to average its noise
+    # a run shorter than this is moved by one disturbance of its process (jacobi-1d MEDIUM: one
+    # run of eight took 54 us where the others took 15, and its mean rose by 30%): `short_factor`
+    # times the samples, still a fraction of a second of fresh processes
+    short_seconds: float = 1e-3
+    short_factor: int = 3
 
     @property
     def cold(self) -> bool:
@@ -92,9 +97,12 @@ class Protocol:
     def runs(self, seconds: float | None, judging: bool = True) -> int:
         """Samples to take of a program of about `seconds` a run: `judge_runs` (`rank_runs`)
         under `long_seconds`, fewer beyond, where one run averages more of the machine's noise
-        (judging: half, at least 3, and 3 beyond five times as long; ranking: 2, then 1)."""
+        (judging: half, at least 3, and 3 beyond five times as long; ranking: 2, then 1), and
+        `short_factor` times as many to judge one under `short_seconds`."""
         long = seconds is not None and seconds >= self.long_seconds
         longer = seconds is not None and seconds >= 5 * self.long_seconds
+        if judging and seconds is not None and seconds < self.short_seconds:
+            return self.short_factor * self.judge_runs
         if judging:
             return (3 if longer else max(3, self.judge_runs // 2)) if long else self.judge_runs
         return (1 if longer else min(2, self.rank_runs)) if long else self.rank_runs

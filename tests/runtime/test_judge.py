@@ -43,6 +43,9 @@ def test_protocols_summarize_and_size_their_samples():
     assert AS_RUN.runs(0.001) >= 8  # at least 8 for a program under a second
     assert AS_RUN.runs(2.0) < AS_RUN.runs(0.5) and AS_RUN.runs(60.0) == 3
     assert AS_RUN.runs(0.001, judging=False) < AS_RUN.runs(0.001)
+    # a program of microseconds: one disturbed run of eight moves the mean by a third
+    assert AS_RUN.runs(15e-6) >= 3 * AS_RUN.runs(0.002) and AS_RUN.runs(0.002) == AS_RUN.judge_runs
+    assert AS_RUN.runs(15e-6, judging=False) == AS_RUN.rank_runs
 
 
 def test_a_team_start_the_runs_missed_counts_at_its_mean():

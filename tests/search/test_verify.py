@@ -3,6 +3,7 @@ first, and is never slower than the original where that can be timed cheaply."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -13,6 +14,7 @@ from looper.cli import main
 from looper.lang.parse import parse_file, parse_source
 from looper.runtime.builder import ProgramBuilder
 from looper.runtime.judge import Judgement
+from looper.runtime.run import AS_RUN
 from looper.runtime.speedguard import GuardResult
 from looper.runtime.verify import OutputCheck, Toolchain, verify_threads
 from looper.search.scoring import Explored, Score, SearchResult
@@ -158,10 +160,12 @@ def test_the_speed_guard_reports_the_measured_speedup(monkeypatch):
     if k.sequence == "original":
         (r,) = [r for r in k.check.rejected if r.why.startswith("slower")][:1]
         # measured slower, or cut off by its time limit (a loaded machine starves parallel code)
-        assert "x the original (mean of 8 fresh runs each" in r.why or "did not finish in time" in r.why
+        # (a MINI program runs for microseconds: judged by three times the usual 8 runs)
+        runs = re.search(r"x the original \(mean of (\d+) fresh runs each", r.why)
+        assert (runs and int(runs.group(1)) >= 3 * AS_RUN.judge_runs) or "did not finish in time" in r.why
     else:
         g = k.check.guard
-        assert g is not None and g.timed and g.speedup > 1.0 and len(g.judgement.answer) == 8
+        assert g is not None and g.timed and g.speedup > 1.0 and len(g.judgement.answer) >= 3 * AS_RUN.judge_runs
         assert data["speed_guard"]["speedup"] == pytest.approx(g.speedup)
         assert "speed guard: " in k.describe()
 
