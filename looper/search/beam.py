@@ -52,16 +52,26 @@ class BeamState:
     machinery: float = 0.0
 
     @staticmethod
-    def begin(program: Program, evaluator: Evaluator, policy: SearchPolicy) -> "BeamState":
-        start = time.perf_counter()
+    def begin(program: Program, evaluator: Evaluator, policy: SearchPolicy,
+              start: Schedule | None = None) -> "BeamState":
+        """The search before its first level: the beam holds the original, or `start` (a
+        schedule to refine; the original stays the root every score is relative to)."""
+        began = time.perf_counter()
         root = Schedule(program)
         root_score = evaluator.evaluate(program, [root])[0]
         if not root_score.ok:
             root_score = Score(1.0, Status.OK, "baseline", root_score.times)
         state = BeamState(program, policy, (root, root_score), [Explored(root, "original", "root", root_score)],
-                          [(root, root_score)], (root, root_score), start=start)
+                          [(root, root_score)], (root, root_score), start=began)
         state.seen_keys.add(root.key)
         state.scored[root.identity] = root_score
+        if start is not None and start.steps:
+            first = evaluator.evaluate(program, [start])[0]
+            state.explored.append(Explored(start, start.describe(), "start", first))
+            state.seen_keys.add(start.key)
+            state.scored[start.identity] = first
+            if first.ok:
+                state.beam = [(start, first)]
         return state
 
     def out_of_time(self) -> bool:
@@ -301,13 +311,15 @@ def answer(state: BeamState, deps: Dependences, evaluator: Evaluator) -> Scored:
 
 def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
                 policy: SearchPolicy | None = None,
-                progress: Callable[[str, int, int], None] | None = None) -> SearchResult:
+                progress: Callable[[str, int, int], None] | None = None,
+                start: Schedule | None = None) -> SearchResult:
     """Search `program`'s transformation sequences level by level with `evaluator`'s scores
-    (see the module docstring); `progress(level, depth, candidates to score)` at each level."""
+    (see the module docstring); `progress(level, depth, candidates to score)` at each level.
+    `start`: the beam begins from it rather than from the original (its refinements)."""
     policy = policy or SearchPolicy()
     if policy.target is None:
         policy = policy.with_(target=Target.detect())
-    state = BeamState.begin(program, evaluator, policy)
+    state = BeamState.begin(program, evaluator, policy, start)
     levels = policy.levels
     for depth, level in enumerate(levels):
         if state.out_of_time():

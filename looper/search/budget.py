@@ -19,7 +19,10 @@ rate where measuring reaches 80%).  So, in order:
    family, else its family, else its structure, else all of them).
 4. **Round two**: the best `per_round` of the corrected ranking not measured yet, new shapes
    first; with three rounds, **round three** measures the relatives of the two fastest so far
-   (`exploit`: the same loop structure with other tiles, unroll factors, vector loops).
+   (`exploit`: the same loop structure with other tiles, unroll factors, vector loops), after
+   the ranking is grown from their loop structures (`regrow`: the first ranking's beam keeps a
+   few structures by their estimates and may have dropped the one measured fastest before it
+   refined it).
 5. **Confirm**: the `confirm` fastest measured candidates and the original timed together, as
    users run programs (fresh processes, enough of them to see a slow mode), judged by their means
    with no run far slower than the original (`runtime.judge`).  The fastest that passes is the
@@ -31,7 +34,7 @@ import dataclasses
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..costmodel.terms import Estimates
 from ..ir.program import Program
@@ -177,6 +180,7 @@ class Budgeted:
     candidates: list[Candidate] = field(default_factory=list)
     judgement: Judgement | None = None
     rounds: list[int] = field(default_factory=list)  # candidates measured per round
+    grown: int = 0  # candidates the ranking gained from the leaders' structures (`regrow`)
 
 
 def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
@@ -242,16 +246,94 @@ def next_round(cands: list[Candidate], n: int, taken: list[Candidate] = (), key=
     return out
 
 
-def exploit(cands: list[Candidate], n: int, leaders: int = 2) -> list[Candidate]:
-    """The last round: the unmeasured relatives of the `leaders` fastest measured candidates (their
-    loop structure: other tiles, unroll factors, vector loops, register tile shapes), best
-    corrected first, then the corrected ranking's best.  The breadth of the earlier rounds found
-    the structure; its variants differ by tens of percent, which no estimate tells apart."""
-    best = sorted((c for c in cands if c.ratio is not None), key=lambda c: -c.measured.speedup)[:leaders]
-    keep = {c.structure for c in best}
-    near = sorted((c for c in cands if c.measured is None and c.structure in keep), key=lambda c: -c.corrected)
-    out = near[:n]
+def leaders(cands: list[Candidate], n: int = 2) -> list[Candidate]:
+    """The `n` fastest measured candidates."""
+    return sorted((c for c in cands if c.ratio is not None), key=lambda c: -c.measured.speedup)[:n]
+
+
+def affine_structure(s: Schedule) -> Schedule:
+    """`s`'s loop structure up to its first tiling: a register or time tile moves loops too, but
+    no interchange, reversal or skew applies after one."""
+    kept: list = []
+    for t in s.structure().steps:
+        after = Schedule(s.program, (*kept, t))
+        if any(r.div != 1 for rows in after.lowered.rows.values() for r in rows):
+            break
+        kept.append(t)
+    return Schedule(s.program, tuple(kept))
+
+
+def descends(c: Candidate, structure: Schedule) -> bool:
+    """Whether `c` refines (or goes on from) the loop structure `structure`."""
+    k = len(structure.steps)
+    return bool(k) and repr(c.schedule.steps[:k]) == repr(structure.steps)
+
+
+def exploit(cands: list[Candidate], n: int, lead: int = 2) -> list[Candidate]:
+    """The last round: the unmeasured relatives of the `lead` fastest measured candidates (their
+    loop structure, or what goes on from it (`regrow`): other tiles, unroll factors, vector loops,
+    register tile shapes, time tiles), best corrected first, then the corrected ranking's best.
+    The breadth of the earlier rounds found the structure; its variants differ by tens of
+    percent, which no estimate tells apart.  A leader's refinement families that none of its
+    relatives measured yet come first (half the round at most), then shapes not measured yet:
+    the fit corrects a family by what it showed on other structures, and seidel-2d MEDIUM's
+    wavefront (5.8x plain) had its unroll factors measured before any of its time tiles."""
+    best = leaders(cands, lead)
+    roots = {id(b): affine_structure(b.schedule) for b in best}
+
+    def relative(c: Candidate, leader: Candidate) -> bool:
+        return c.structure == leader.structure or descends(c, roots[id(leader)])
+
+    near = sorted((c for c in cands if c.measured is None and any(relative(c, b) for b in best)),
+                  key=lambda c: -c.corrected)
+    out: list[Candidate] = []
+    for b in best:  # each leader's families not measured yet, the fastest leader's first: half the round
+        families = {c.family for c in cands if (c.measured is not None or c in out) and relative(c, b)}
+        for c in near:
+            if len(out) < max(1, n // 2) and c not in out and c.family not in families and relative(c, b):
+                out.append(c)
+                families.add(c.family)
+    shapes = {c.shape for c in cands if c.measured is not None or c in out}
+    for fresh in (lambda c: c.shape not in shapes, lambda c: True):
+        for c in near:
+            if len(out) < n and c not in out and fresh(c):
+                out.append(c)
+                shapes.add(c.shape)
     return out + next_round(cands, n - len(out), out)
+
+
+# Ranks the refinements of a loop structure (a beam search from it, scored like the first one).
+Grow = Callable[[Schedule], SearchResult]
+
+
+def regrow(cands: list[Candidate], grow: Grow, regions: bool, lead: int = 2) -> list[Candidate]:
+    """New candidates: the ranking grown from the loop structures of the `lead` fastest measured
+    candidates (`grow`) that the first ranking hardly refined (fewer than two refinement
+    families beside plain ones), those it did not hold.  Its beam keeps a few structures by
+    their estimates, and estimates often tie: seidel-2d MEDIUM's first affine level had a
+    dozen structures within 1% of 3.70x, isl's wavefront among them, cut from the beam; measured
+    plain in round two, it was the fastest (5.8x), and none of its time tiles had been ranked."""
+    seen = {c.schedule.identity for c in cands} | {c.schedule.describe() for c in cands}
+    out: list[Candidate] = []
+    roots: list[Schedule] = []
+    for c in leaders(cands, lead):
+        root = affine_structure(c.schedule)
+        if not root.steps or any(repr(root.steps) == repr(r.steps) for r in roots):
+            continue
+        refined = {o.family for o in cands if o.structure == c.structure or descends(o, root)}
+        if len(refined - {"plain"}) >= 2:  # the first ranking refined it: growing finds little new
+            continue
+        roots.append(root)
+        try:
+            found = grow(root)
+        except Exception:  # a bug in one transformation's generator costs the growth, not the search
+            continue
+        for new in ranked(found, regions):
+            text = new.schedule.describe()
+            if new.schedule.identity not in seen and text not in seen:
+                seen |= {new.schedule.identity, text}
+                out.append(new)
+    return out
 
 
 def correct(cands: list[Candidate]) -> None:
@@ -327,11 +409,12 @@ def distinct_best(measured: list[Candidate], n: int) -> list[Candidate]:
 
 
 def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluator, rounds: int = 2,
-             per_round: int = 8, confirm: int = 3, regions: bool = True, first_region: float = 0.0
-             ) -> tuple[SearchResult, list[Verified], Budgeted]:
+             per_round: int = 8, confirm: int = 3, regions: bool = True, first_region: float = 0.0,
+             grow: Grow | None = None) -> tuple[SearchResult, list[Verified], Budgeted]:
     """The ranking search's `result` measured on a budget (steps 2-5 of the module docstring).
     `first_region`: the target's mean cost of a fresh process's first parallel region
-    (`Limits.fork_seconds`; 0 on one thread), charged to candidates that start a team."""
+    (`Limits.fork_seconds`; 0 on one thread), charged to candidates that start a team.  `grow`:
+    ranks a loop structure's refinements, for the last round (`regrow`; None: not grown)."""
     cands = ranked(result, regions)
     report = Budgeted(cands)
     batch = first_round(cands, per_round)
@@ -341,7 +424,13 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
         measure_round(program, batch, evaluator, first_region)
         report.rounds.append(len(batch))
         correct(cands)
-        batch = exploit(cands, per_round) if r == rounds - 2 and rounds > 2 else next_round(cands, per_round)
+        last = r == rounds - 2 and rounds > 2
+        if last and grow is not None:
+            grown = regrow(cands, grow, regions)
+            cands.extend(grown)
+            report.grown = len(grown)
+            correct(cands)
+        batch = exploit(cands, per_round) if last else next_round(cands, per_round)
     finalists = distinct_best([c for c in cands if c.ratio is not None], confirm)
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
     if finalists:

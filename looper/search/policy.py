@@ -125,3 +125,16 @@ def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> S
     else:
         raise ValueError(f"unknown evaluator {evaluator!r} (measure, model, hybrid)")
     return base.with_(**overrides)
+
+
+# Levels of interchange / reversal / skew a refining search may add before the refinements: the
+# reversal and interchange a time tile of isl's wavefront needs (seidel-2d).
+REFINE_AFFINE = 2
+
+
+def refining(policy: SearchPolicy, seconds: float | None = None) -> SearchPolicy:
+    """The policy of a search that refines a given loop structure (`beam_search(start=...)`):
+    no fusion levels, `REFINE_AFFINE` affine levels, the refinement levels; no extra members for
+    the original's structure or the other origin; at most `seconds`."""
+    return replace(policy, max_fusion=0, max_affine=REFINE_AFFINE, keep_root=False, keep_both_origins=False,
+                   time_budget=seconds)

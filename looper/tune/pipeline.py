@@ -35,14 +35,16 @@ from ..search.confirm import confirm
 from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
 from ..search.budget import Budgeted, Ranking, budgeted
 from ..search.hybrid import Verified
-from ..search.policy import SearchPolicy, policy_for
+from ..search.policy import SearchPolicy, policy_for, refining
 from ..search.proxy import StandIn, carry, stand_in
 from ..search.restraint import restraint
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
+from ..transforms.schedule import Schedule
 from .options import Evaluator, TuneOptions
 
 Progress = Callable[[int, int], None]
+REFINE_SECONDS = 5.0  # at least, for a search refining a loop structure the budget measured fastest
 LevelProgress = Callable[[str, int, int], None]
 
 
@@ -79,9 +81,15 @@ class Search:
                 result = confirm(self.program, result, self.measure, self.policy.confirm_top)
             if self.kind is Evaluator.HYBRID:
                 h = self.options.hybrid
+                # a refining search may take half as long as the ranking took (a few seconds at least)
+                refine = refining(self.policy, max(REFINE_SECONDS, result.seconds / 2))
+
+                def grow(structure: Schedule) -> SearchResult:
+                    return beam_search(self.program, deps, self.evaluator, refine, start=structure)
+
                 result, self.verified, self.budget = budgeted(self.program, result, self.measure, h.rounds,
                                                               h.per_round, h.confirm, regions=self.policy.regions,
-                                                              first_region=self.first_region)
+                                                              first_region=self.first_region, grow=grow)
             return result
         finally:
             if not keep_open:

@@ -4,6 +4,8 @@ Measurements are replaced by fixed numbers (tests never depend on timing); what 
 which candidates the budget measures and what it answers."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from helpers import TARGET, differential
@@ -13,9 +15,10 @@ from looper.runtime.status import Status
 from looper.search.beam import beam_search
 from looper.search.scoring import Score
 from looper.search.budget import (
-    FAMILIES, Candidate, Ranking, budgeted, correct, family, first_round, model_prefix, ranked,
+    FAMILIES, Candidate, Ranking, budgeted, correct, exploit, family, first_round, model_prefix, ranked,
 )
-from looper.search.policy import policy_for
+from looper.search.policy import policy_for, refining
+from looper.search.scoring import Explored
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
@@ -250,3 +253,99 @@ def test_a_fused_nest_keeps_a_place_beside_isl_schedules_and_its_time_tile_runs_
     assert own and own[0].schedule.steps[0].kind == "fuse"
     isl_tiles = [c for c in chosen if c.family == "timetile" and c.schedule.from_isl]
     assert len({c.structure for c in isl_tiles}) == len(isl_tiles)  # one place per structure
+
+
+class ByStructure(FixedTimes):
+    """A measuring stand-in where one loop structure and everything refining it runs `fast`
+    (its time tiles `tiled`), anything else `slow`."""
+
+    def __init__(self, start: Schedule, fast: float, tiled: float, slow: float):
+        super().__init__({})
+        self.start, self.fast, self.tiled, self.slow = start, fast, tiled, slow
+
+    def speedup(self, s: Schedule) -> float:
+        if s.steps[:len(self.start.steps)] != self.start.steps:
+            return self.slow
+        return self.tiled if family(s) == "timetile" else self.fast
+
+    def evaluate(self, program, schedules):
+        self.evaluated += schedules
+        return [Score(self.speedup(s), Status.OK, "", [1.0]) for s in schedules]
+
+    def time_together(self, program, schedules, rounds=None):
+        return [1.0] * 8, [(self.speedup(s), [1.0 / self.speedup(s)] * 8) for s in schedules]
+
+
+SEIDEL_WAVEFRONT = [
+    {"kind": "islschedule", "rows": [["S0", [[[0, 0, 0], 0], [[1, 0, 0], 0], [[0, 0, 0], 0], [[1, 1, 0], 0],
+                                             [[0, 0, 0], 0], [[2, 1, 1], 0], [[0, 0, 0], 0]]]], "variant": "pluto"},
+    {"kind": "skew", "statements": ["S0"], "rows": [1, 3, 5], "matrix": [[1, 1, 1], [0, 1, 0], [0, 0, 1]]},
+]
+
+
+@pytest.fixture(scope="module")
+def seidel_ranked():
+    p = parse_file(kernel_path("seidel-2d"), "MEDIUM")
+    d = compute_dependences(p)
+    policy = policy_for("hybrid", target=TARGET)
+    return p, d, policy, beam_search(p, d, Ranking(p, TARGET), policy)
+
+
+def test_a_search_from_a_start_refines_it(seidel_ranked):
+    p, d, policy, _ = seidel_ranked
+    start = Schedule.from_json(p, SEIDEL_WAVEFRONT)
+    refine = refining(policy)
+    assert refine.levels[0] == "affine" and "fusion" not in refine.levels and not refine.keep_root
+    result = beam_search(p, d, Ranking(p, TARGET), refine, start=start)
+    grown = [e.schedule for e in result.evaluated if e.schedule.steps]
+    assert grown and all(s.steps[:2] == start.steps for s in grown)
+    assert {family(s) for s in grown} >= {"timetile", "parallel", "tile"}
+
+
+def test_the_last_round_refines_the_structure_measured_fastest(seidel_ranked):
+    """seidel-2d MEDIUM: a dozen structures tie within 1% in the estimates, and the first
+    ranking's beam dropped isl's wavefront before refining it; measured plain, it was the
+    fastest.  The last round grows the ranking from it and measures its refinement families
+    (its time tile first among them when the time tile is what pays)."""
+    p, d, policy, result = seidel_ranked
+    start = Schedule.from_json(p, SEIDEL_WAVEFRONT)
+    cands = ranked(result, regions=True)
+    assert not any(c.schedule.steps[:2] == start.steps and c.family == "timetile" for c in cands)
+    refine = refining(policy)
+
+    def grow(s):
+        return beam_search(p, d, Ranking(p, TARGET), refine, start=s)
+
+    def run(grow_with):
+        ev = ByStructure(start, fast=5.8, tiled=9.0, slow=1.5)
+        # the wavefront itself must be among the first two rounds for this story: put it there
+        res = dataclasses.replace(result, explored=result.explored + [
+            Explored(start, start.describe(), "affine", Score(4.0, Status.PREDICTED, "", predicted=4.0))])
+        best, _, report = budgeted(p, res, ev, rounds=3, per_round=8, confirm=3, grow=grow_with)
+        return best, report, ev
+    best, report, ev = run(grow)
+    assert report.grown > 0 and report.rounds == [8, 8, 8]
+    assert family(best.best) == "timetile" and best.best.steps[:2] == start.steps
+    assert best.best_score.speedup == pytest.approx(9.0)
+    # without growing, the wavefront's time tiles are never measured
+    best, report, ev = run(None)
+    assert report.grown == 0 and not any(family(s) == "timetile" and s.steps[:2] == start.steps for s in ev.evaluated)
+
+
+def test_a_leaders_unmeasured_families_come_first_in_the_last_round():
+    p = parse_file(kernel_path("gemm"), "MINI")
+
+    def cand(structure, fam, predicted, measured=None, shape=""):
+        c = Candidate(Schedule(p), predicted, structure, fam, predicted, shape=shape or f"{structure}/{fam}/{predicted}")
+        if measured is not None:
+            c.measured = Score(measured, Status.OK)
+        return c
+    lead = cand("A", "plain", 2.0, measured=4.0)
+    other = cand("B", "tile", 3.0, measured=3.0)
+    unrolls = [cand("A", "plain", 2.0 - k / 10) for k in range(4)]  # corrected above the rest
+    tiled = cand("A", "timetile", 1.5)
+    team = cand("A", "parallel", 1.2)
+    cands = [lead, other, *unrolls, tiled, team]
+    correct(cands)
+    out = exploit(cands, 4)
+    assert out[:2] == [tiled, team] and out[2] in unrolls
