@@ -80,8 +80,9 @@ def search_options(fn):
     opts = [
         click.option("--evaluator", "-e", type=click.Choice(["hybrid", "model", "measure"]), default=None,
                      help="How candidates are scored.  hybrid (the default where the compiler is installed): "
-                          "the cost model and analytic cost terms rank the whole search space, two rounds of 8 "
-                          "candidates are measured as users run programs, the best confirmed.  model: the cost "
+                          "the cost model and analytic cost terms rank the whole search space, three rounds of 8 "
+                          "candidates (two more while a round finds a new fastest loop structure) are measured as "
+                          "users run programs, the best confirmed.  model: the cost "
                           "model alone, nothing compiled during the search (tune for another machine with "
                           "--target).  measure: every candidate built and timed (minutes a kernel: a ceiling)."),
         click.option("--beam", "-b", default=None, type=click.IntRange(1, 64),
@@ -243,7 +244,7 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 @size_options
 @search_options
 @click.option("--verify-top", default=None, type=click.IntRange(1, 100),
-              help="The hybrid's candidates measured per round (default 8; two rounds).")
+              help="The hybrid's candidates measured per round (default 8; three rounds, up to five).")
 @click.option("--repeat", "-r", default=None, type=click.IntRange(1, 100),
               help="Fresh runs per measured candidate (default 3; an answer is judged by 8).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,

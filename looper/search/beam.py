@@ -50,6 +50,12 @@ class BeamState:
     lanes: list[Scored] = field(default_factory=list)
     start: float = field(default_factory=time.perf_counter)
     machinery: float = 0.0
+    base: Scored | None = None  # the schedule `keep_root` keeps refining: the original, or the start
+
+    def refines_base(self, s: Schedule) -> bool:
+        """Whether `s` only refines the base's loops (parallelizes, tiles, unrolls them)."""
+        steps = self.base[0].steps if self.base is not None else ()
+        return s.steps[:len(steps)] == steps and all(t.refines for t in s.steps[len(steps):])
 
     @staticmethod
     def begin(program: Program, evaluator: Evaluator, policy: SearchPolicy,
@@ -65,6 +71,7 @@ class BeamState:
                           [(root, root_score)], (root, root_score), start=began)
         state.seen_keys.add(root.key)
         state.scored[root.identity] = root_score
+        state.base = state.root
         if start is not None and start.steps:
             first = evaluator.evaluate(program, [start])[0]
             state.explored.append(Explored(start, start.describe(), "start", first))
@@ -72,6 +79,7 @@ class BeamState:
             state.scored[start.identity] = first
             if first.ok:
                 state.beam = [(start, first)]
+                state.base = (start, first)
         return state
 
     def out_of_time(self) -> bool:
@@ -216,11 +224,11 @@ def select(state: BeamState, fresh: list[Explored]) -> list[tuple[Schedule, Scor
         next_beam.append((s, sc))
         if len(next_beam) == state.policy.beam:
             break
-    if state.policy.keep_root and not any(keeps_original_structure(s) for s, _ in next_beam):
-        # the plain path from the original stays open, refined as it goes: keeping the
-        # original itself would tile and unroll the unparallelized loops at the later levels
-        plain = next(((s, sc) for s, sc, _ in pool if keeps_original_structure(s)), None)
-        next_beam.append(plain or state.root)
+    if state.policy.keep_root and not any(state.refines_base(s) for s, _ in next_beam):
+        # the plain path from the original (or the start) stays open, refined as it goes: keeping
+        # the original itself would tile and unroll the unparallelized loops at the later levels
+        plain = next(((s, sc) for s, sc, _ in pool if state.refines_base(s)), None)
+        next_beam.append(plain or state.base)
     if state.policy.keep_sequential and all(s.lowered.parallel for s, _ in next_beam):
         taken = {s.identity for s, _ in next_beam}
         alone = next(((s, sc) for s, sc, _ in pool if not s.lowered.parallel and s.identity not in taken), None)

@@ -22,7 +22,9 @@ rate where measuring reaches 80%).  So, in order:
    (`exploit`: the same loop structure with other tiles, unroll factors, vector loops), after
    the ranking is grown from their loop structures (`regrow`: the first ranking's beam keeps a
    few structures by their estimates and may have dropped the one measured fastest before it
-   refined it).
+   refined it).  When the last round's fastest is a new loop structure, none of whose
+   refinements ran (it ranked low and came in by breadth), up to `follow` more rounds measure
+   its relatives the same way (`overtaken`).
 5. **Confirm**: the `confirm` fastest measured candidates and the original timed together, as
    users run programs (fresh processes, enough of them to see a slow mode), judged by their means
    with no run far slower than the original (`runtime.judge`).  The fastest that passes is the
@@ -33,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -181,6 +184,8 @@ class Budgeted:
     judgement: Judgement | None = None
     rounds: list[int] = field(default_factory=list)  # candidates measured per round
     grown: int = 0  # candidates the ranking gained from the leaders' structures (`regrow`)
+    followed: int = 0  # rounds added for a new fastest structure found by the last (`overtaken`)
+    notes: list[str] = field(default_factory=list)  # what did not go as planned (a growth that failed)
 
 
 def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
@@ -266,7 +271,14 @@ def affine_structure(s: Schedule) -> Schedule:
 def descends(c: Candidate, structure: Schedule) -> bool:
     """Whether `c` refines (or goes on from) the loop structure `structure`."""
     k = len(structure.steps)
-    return bool(k) and repr(c.schedule.steps[:k]) == repr(structure.steps)
+    return bool(k) and c.schedule.steps[:k] == structure.steps
+
+
+def kin_of(leader: Candidate) -> Callable[[Candidate], bool]:
+    """Whether a candidate is a relative of `leader`: of its loop structure, or going on from its
+    affine structure (what `regrow` ranks), so that its measured families count for it."""
+    root = affine_structure(leader.schedule)
+    return lambda c: c.structure == leader.structure or descends(c, root)
 
 
 def exploit(cands: list[Candidate], n: int, lead: int = 2) -> list[Candidate]:
@@ -278,19 +290,14 @@ def exploit(cands: list[Candidate], n: int, lead: int = 2) -> list[Candidate]:
     relatives measured yet come first (half the round at most), then shapes not measured yet:
     the fit corrects a family by what it showed on other structures, and seidel-2d MEDIUM's
     wavefront (5.8x plain) had its unroll factors measured before any of its time tiles."""
-    best = leaders(cands, lead)
-    roots = {id(b): affine_structure(b.schedule) for b in best}
-
-    def relative(c: Candidate, leader: Candidate) -> bool:
-        return c.structure == leader.structure or descends(c, roots[id(leader)])
-
-    near = sorted((c for c in cands if c.measured is None and any(relative(c, b) for b in best)),
+    kin = [kin_of(b) for b in leaders(cands, lead)]
+    near = sorted((c for c in cands if c.measured is None and any(k(c) for k in kin)),
                   key=lambda c: -c.corrected)
     out: list[Candidate] = []
-    for b in best:  # each leader's families not measured yet, the fastest leader's first: half the round
-        families = {c.family for c in cands if (c.measured is not None or c in out) and relative(c, b)}
+    for k in kin:  # each leader's families not measured yet, the fastest leader's first: half the round
+        families = {c.family for c in cands if (c.measured is not None or c in out) and k(c)}
         for c in near:
-            if len(out) < max(1, n // 2) and c not in out and c.family not in families and relative(c, b):
+            if len(out) < max(1, n // 2) and c not in out and c.family not in families and k(c):
                 out.append(c)
                 families.add(c.family)
     shapes = {c.shape for c in cands if c.measured is not None or c in out}
@@ -306,27 +313,31 @@ def exploit(cands: list[Candidate], n: int, lead: int = 2) -> list[Candidate]:
 Grow = Callable[[Schedule], SearchResult]
 
 
-def regrow(cands: list[Candidate], grow: Grow, regions: bool, lead: int = 2) -> list[Candidate]:
-    """New candidates: the ranking grown from the loop structures of the `lead` fastest measured
-    candidates (`grow`) that the first ranking hardly refined (fewer than two refinement
-    families beside plain ones), those it did not hold.  Its beam keeps a few structures by
-    their estimates, and estimates often tie: seidel-2d MEDIUM's first affine level had a
-    dozen structures within 1% of 3.70x, isl's wavefront among them, cut from the beam; measured
-    plain in round two, it was the fastest (5.8x), and none of its time tiles had been ranked."""
+def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, regions: bool,
+           notes: list[str] | None = None) -> list[Candidate]:
+    """New candidates: the ranking grown (`grow`) from the loop structures of the measured
+    candidates `lead` that the first ranking hardly refined (fewer than two refinement families
+    beside plain ones), those it did not hold.  Its beam keeps a few structures by their
+    estimates, and estimates often tie: seidel-2d MEDIUM's first affine level had a dozen
+    structures within 1% of 3.70x, isl's wavefront among them, cut from the beam; measured plain
+    in round two, it was the fastest (5.8x), and none of its time tiles had been ranked.  A
+    growth that fails costs the growth, not the search; it is said in `notes`."""
     seen = {c.schedule.identity for c in cands} | {c.schedule.describe() for c in cands}
     out: list[Candidate] = []
     roots: list[Schedule] = []
-    for c in leaders(cands, lead):
+    for c in lead:
         root = affine_structure(c.schedule)
-        if not root.steps or any(repr(root.steps) == repr(r.steps) for r in roots):
+        if not root.steps or any(root.steps == r.steps for r in roots):
             continue
-        refined = {o.family for o in cands if o.structure == c.structure or descends(o, root)}
-        if len(refined - {"plain"}) >= 2:  # the first ranking refined it: growing finds little new
-            continue
+        kin = kin_of(c)
+        if len({o.family for o in cands if kin(o)} - {"plain"}) >= 2:
+            continue  # the first ranking refined it: growing finds little new
         roots.append(root)
         try:
             found = grow(root)
-        except Exception:  # a bug in one transformation's generator costs the growth, not the search
+        except Exception as e:  # a bug in one transformation's generator
+            if notes is not None:
+                notes.append(f"the ranking was not grown from {root.describe()}: {type(e).__name__}: {e}")
             continue
         for new in ranked(found, regions):
             text = new.schedule.describe()
@@ -334,6 +345,27 @@ def regrow(cands: list[Candidate], grow: Grow, regions: bool, lead: int = 2) -> 
                 seen |= {new.schedule.identity, text}
                 out.append(new)
     return out
+
+
+def overtaken(cands: list[Candidate], batch: Sequence[Candidate], before: Sequence[Candidate],
+              margin: float = 1.0) -> Candidate | None:
+    """The candidate of `batch` (the round just measured) that is now the fastest, when it beats
+    the fastest before it by `margin` and has neither the loop structure nor the affine
+    structure of a leader `before` (`affine_structure`): a new loop structure the round found
+    by breadth, none of whose refinements ran.  atax MEDIUM's interchanged nest ranked low
+    (0.97x) and, measured in the last round, ran 2.7x while its tiles and unrolls, 20% faster
+    again, were never measured."""
+    top = leaders(cands, 1)
+    if not top or top[0] not in batch:
+        return None
+    new = top[0]
+    best_before = max((c.measured.speedup for c in cands if c.ratio is not None and c not in batch), default=0.0)
+    if new.measured.speedup < margin * best_before:
+        return None
+    root = affine_structure(new.schedule).steps
+    if any(new.structure == b.structure or root == affine_structure(b.schedule).steps for b in before):
+        return None
+    return new
 
 
 def correct(cands: list[Candidate]) -> None:
@@ -410,27 +442,41 @@ def distinct_best(measured: list[Candidate], n: int) -> list[Candidate]:
 
 def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluator, rounds: int = 2,
              per_round: int = 8, confirm: int = 3, regions: bool = True, first_region: float = 0.0,
-             grow: Grow | None = None) -> tuple[SearchResult, list[Verified], Budgeted]:
+             grow: Grow | None = None, follow: int = 0) -> tuple[SearchResult, list[Verified], Budgeted]:
     """The ranking search's `result` measured on a budget (steps 2-5 of the module docstring).
     `first_region`: the target's mean cost of a fresh process's first parallel region
     (`Limits.fork_seconds`; 0 on one thread), charged to candidates that start a team.  `grow`:
-    ranks a loop structure's refinements, for the last round (`regrow`; None: not grown)."""
+    ranks a loop structure's refinements, for the last round (`regrow`; None: not grown).
+    `follow`: rounds added after the last, each only while the round before found a new fastest
+    loop structure (`overtaken`), to measure its refinements (grown from it first)."""
+    began = time.perf_counter()
     cands = ranked(result, regions)
     report = Budgeted(cands)
     batch = first_round(cands, per_round)
-    for r in range(rounds):
-        if not batch:
-            break
+    while batch:
+        before = leaders(cands)
         measure_round(program, batch, evaluator, first_region)
         report.rounds.append(len(batch))
         correct(cands)
-        last = r == rounds - 2 and rounds > 2
-        if last and grow is not None:
-            grown = regrow(cands, grow, regions)
+        done = len(report.rounds)
+        lead: Sequence[Candidate] = ()
+        if done == rounds - 1 and rounds > 2:
+            lead = leaders(cands)
+        elif done >= rounds:
+            new = overtaken(cands, batch, before) if done < rounds + follow else None
+            if new is None:
+                break
+            lead = [new]
+            report.followed += 1
+        elif done < rounds:
+            batch = next_round(cands, per_round)
+            continue
+        if grow is not None:
+            grown = regrow(cands, lead, grow, regions, report.notes)
             cands.extend(grown)
-            report.grown = len(grown)
+            report.grown += len(grown)
             correct(cands)
-        batch = exploit(cands, per_round) if last else next_round(cands, per_round)
+        batch = exploit(cands, per_round)
     finalists = distinct_best([c for c in cands if c.ratio is not None], confirm)
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
     if finalists:
@@ -448,5 +494,7 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
             if report.judgement is None and original:
                 report.judgement = judged
     verified = [Verified(c.schedule, c.predicted, c.measured) for c in cands if c.measured is not None]
-    out = SearchResult(best_s, best_sc, result.explored, result.seconds, result.machinery_seconds, result.levels)
+    # the search's time is the ranking's and the budget's: building, timing, growing, confirming
+    out = SearchResult(best_s, best_sc, result.explored, result.seconds + time.perf_counter() - began,
+                       result.machinery_seconds, result.levels)
     return out, verified, report

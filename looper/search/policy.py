@@ -130,11 +130,17 @@ def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> S
 # Levels of interchange / reversal / skew a refining search may add before the refinements: the
 # reversal and interchange a time tile of isl's wavefront needs (seidel-2d).
 REFINE_AFFINE = 2
+# Seconds a refining search may take at least; at most half of what the ranking it grows took
+# beyond that (deriche MEDIUM's ranking takes minutes).
+REFINE_SECONDS = 5.0
 
 
-def refining(policy: SearchPolicy, seconds: float | None = None) -> SearchPolicy:
+def refining(policy: SearchPolicy, ranking_seconds: float | None = None) -> SearchPolicy:
     """The policy of a search that refines a given loop structure (`beam_search(start=...)`):
-    no fusion levels, `REFINE_AFFINE` affine levels, the refinement levels; no extra members for
-    the original's structure or the other origin; at most `seconds`."""
-    return replace(policy, max_fusion=0, max_affine=REFINE_AFFINE, keep_root=False, keep_both_origins=False,
+    no fusion levels, `REFINE_AFFINE` affine levels, the refinement levels; the start's structure
+    refined keeps a place in the beam (`keep_root`: an estimate that prefers the original would
+    otherwise undo the start's interchange at the first level), the other origin none; at most
+    `REFINE_SECONDS` or half of `ranking_seconds` (None: no limit)."""
+    seconds = None if ranking_seconds is None else max(REFINE_SECONDS, ranking_seconds / 2)
+    return replace(policy, max_fusion=0, max_affine=REFINE_AFFINE, keep_root=True, keep_both_origins=False,
                    time_budget=seconds)

@@ -63,11 +63,13 @@ class HybridOptions:
     """The default search's measurement budget: `rounds` rounds of `per_round` candidates measured
     (the first chosen to cover loop structures and refinement families, the second after a fit of
     the estimates to what the first measured, the last among the relatives of the fastest), then
-    the `confirm` best judged against the original as users run them."""
+    the `confirm` best judged against the original as users run them.  `follow`: rounds added,
+    each only while the round before found a new fastest loop structure, for its refinements."""
 
     rounds: int = 3
     per_round: int = 8
     confirm: int = 3
+    follow: int = 2
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,6 @@ from ..transforms.schedule import Schedule
 from .options import Evaluator, TuneOptions
 
 Progress = Callable[[int, int], None]
-REFINE_SECONDS = 5.0  # at least, for a search refining a loop structure the budget measured fastest
 LevelProgress = Callable[[str, int, int], None]
 
 
@@ -81,15 +80,16 @@ class Search:
                 result = confirm(self.program, result, self.measure, self.policy.confirm_top)
             if self.kind is Evaluator.HYBRID:
                 h = self.options.hybrid
-                # a refining search may take half as long as the ranking took (a few seconds at least)
-                refine = refining(self.policy, max(REFINE_SECONDS, result.seconds / 2))
+                refine = refining(self.policy, result.seconds)
 
                 def grow(structure: Schedule) -> SearchResult:
                     return beam_search(self.program, deps, self.evaluator, refine, start=structure)
 
                 result, self.verified, self.budget = budgeted(self.program, result, self.measure, h.rounds,
                                                               h.per_round, h.confirm, regions=self.policy.regions,
-                                                              first_region=self.first_region, grow=grow)
+                                                              first_region=self.first_region, grow=grow,
+                                                              follow=h.follow)
+                self.notes.extend(self.budget.notes)
             return result
         finally:
             if not keep_open:

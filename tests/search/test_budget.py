@@ -15,7 +15,8 @@ from looper.runtime.status import Status
 from looper.search.beam import beam_search
 from looper.search.scoring import Score
 from looper.search.budget import (
-    FAMILIES, Candidate, Ranking, budgeted, correct, exploit, family, first_round, model_prefix, ranked,
+    FAMILIES, Candidate, Ranking, budgeted, correct, exploit, family, first_round, model_prefix, overtaken,
+    ranked, structure_of,
 )
 from looper.search.policy import policy_for, refining
 from looper.search.scoring import Explored
@@ -295,11 +296,36 @@ def test_a_search_from_a_start_refines_it(seidel_ranked):
     p, d, policy, _ = seidel_ranked
     start = Schedule.from_json(p, SEIDEL_WAVEFRONT)
     refine = refining(policy)
-    assert refine.levels[0] == "affine" and "fusion" not in refine.levels and not refine.keep_root
+    assert refine.levels[0] == "affine" and "fusion" not in refine.levels and refine.keep_root
     result = beam_search(p, d, Ranking(p, TARGET), refine, start=start)
     grown = [e.schedule for e in result.evaluated if e.schedule.steps]
     assert grown and all(s.steps[:2] == start.steps for s in grown)
     assert {family(s) for s in grown} >= {"timetile", "parallel", "tile"}
+
+
+ATAX_INTERCHANGED = [{"kind": "distribute", "statements": ["S1", "S2", "S3"], "row": 1, "cuts": [1, 2]},
+                     {"kind": "interchange", "statements": ["S2"], "row_a": 1, "row_b": 3}]
+
+
+@pytest.fixture(scope="module")
+def atax_ranked():
+    p = parse_file(kernel_path("atax"), "MEDIUM")
+    d = compute_dependences(p)
+    policy = policy_for("hybrid", target=TARGET)
+    return p, d, policy, beam_search(p, d, Ranking(p, TARGET), policy)
+
+
+def test_a_refining_search_keeps_refining_its_start_when_the_estimates_prefer_the_original(atax_ranked):
+    """atax MEDIUM: the estimates put the interchanged nest (measured 2.7x) below the original,
+    so a refining search that let its first affine level decide interchanged it back and tiled
+    only the original's loops.  The start's own loops, tiled and unrolled, stay in the beam."""
+    p, d, policy, _ = atax_ranked
+    start = Schedule.from_json(p, ATAX_INTERCHANGED)
+    result = beam_search(p, d, Ranking(p, TARGET), refining(policy), start=start)
+    own = [e.schedule for e in result.evaluated
+           if e.schedule.steps[:2] == start.steps and all(t.refines for t in e.schedule.steps[2:])]
+    assert {family(s) for s in own} >= {"tile"}
+    assert any(t.kind == "unroll" for s in own for t in s.steps)
 
 
 def test_the_last_round_refines_the_structure_measured_fastest(seidel_ranked):
@@ -349,3 +375,59 @@ def test_a_leaders_unmeasured_families_come_first_in_the_last_round():
     correct(cands)
     out = exploit(cands, 4)
     assert out[:2] == [tiled, team] and out[2] in unrolls
+
+
+def test_a_new_fastest_structure_found_in_the_last_round_is_followed(atax_ranked):
+    """atax MEDIUM: the interchanged nest ranked low, came into the last round by breadth and ran
+    fastest (2.7x), while none of its refinements had run.  `follow` adds a round that grows the
+    ranking from it and measures its refinements (3.3x here); without it, the plain nest is the
+    answer."""
+    p, d, policy, result = atax_ranked
+    start = Schedule.from_json(p, ATAX_INTERCHANGED)
+    distributed = Schedule(p, start.steps[:1])
+    pool = [e.schedule for e in result.evaluated if e.schedule.steps]
+    tiled = next(s for s in pool if structure_of(s) == structure_of(distributed) and family(s) != "plain")
+    plain = next(s for s in pool if structure_of(s) == structure_of(distributed) and family(s) == "plain")
+    other = next(s for s in pool if structure_of(s) not in (structure_of(distributed), structure_of(start)))
+
+    def explored(s, predicted):
+        return Explored(s, s.describe(), "x", Score(predicted, Status.PREDICTED, "", predicted=predicted))
+    # two rounds of two: the distributed nest's two, then the other structure and the interchange
+    small = dataclasses.replace(result, explored=[explored(tiled, 1.04), explored(plain, 1.03),
+                                                  explored(other, 1.02), explored(start, 0.5)])
+
+    class Interchanged(ByStructure):
+        def speedup(self, s):
+            if s.steps[:2] != start.steps:
+                return 2.0
+            return 2.7 if family(s) == "plain" else 3.3
+
+    def grow(s):
+        return beam_search(p, d, Ranking(p, TARGET), refining(policy), start=s)
+    ev = Interchanged(start, 0, 0, 0)
+    best, _, report = budgeted(p, small, ev, rounds=2, per_round=2, confirm=2, grow=grow, follow=2)
+    assert report.rounds == [2, 2, 2] and report.followed == 1 and report.grown > 0
+    assert best.best.steps[:2] == start.steps and best.best_score.speedup == pytest.approx(3.3)
+    assert ev.evaluated[3] == start and all(s.steps[:2] == start.steps for s in ev.evaluated[4:])
+    best, _, report = budgeted(p, small, Interchanged(start, 0, 0, 0), rounds=2, per_round=2, confirm=2,
+                               grow=grow, follow=0)
+    assert report.rounds == [2, 2] and report.followed == 0
+    assert best.best == start and best.best_score.speedup == pytest.approx(2.7)
+
+
+def test_overtaken_ignores_a_leaders_relatives_and_earlier_rounds():
+    p = parse_file(kernel_path("atax"), "MINI")
+    start = Schedule.from_json(p, ATAX_INTERCHANGED)
+    plain = Schedule(p, start.steps[:1])
+
+    def cand(s, measured):
+        c = Candidate(s, 1.0, structure_of(s), family(s), 1.0, shape=s.describe())
+        c.measured = Score(measured, Status.OK)
+        return c
+    old, new = cand(plain, 2.0), cand(start, 2.7)
+    assert overtaken([old, new], [new], [old]) is new
+    assert overtaken([old, new], [old, new], []) is new  # nothing before: any fastest is new
+    assert overtaken([old, new], [old], [old]) is None  # the fastest was measured before this round
+    slower = cand(start, 1.5)
+    assert overtaken([old, slower], [slower], [old]) is None  # it did not beat what was there
+    assert overtaken([old, new], [new], [new]) is None  # a leader's own structure is not new
