@@ -289,17 +289,25 @@ def exploit(cands: list[Candidate], n: int, lead: int = 2) -> list[Candidate]:
     percent, which no estimate tells apart.  A leader's refinement families that none of its
     relatives measured yet come first (half the round at most), then shapes not measured yet:
     the fit corrects a family by what it showed on other structures, and seidel-2d MEDIUM's
-    wavefront (5.8x plain) had its unroll factors measured before any of its time tiles."""
-    kin = [kin_of(b) for b in leaders(cands, lead)]
+    wavefront (5.8x plain) had its unroll factors measured before any of its time tiles.  A
+    family with a thread team and without counts as two, those that run as the leader does
+    first: gemver LARGE's fastest sequential nest (3.9x) had only parallel tiles measured, which
+    lost in the confirmation, and none of its sequential ones."""
+    best = leaders(cands, lead)
+    kin = [kin_of(b) for b in best]
     near = sorted((c for c in cands if c.measured is None and any(k(c) for k in kin)),
                   key=lambda c: -c.corrected)
     out: list[Candidate] = []
-    for k in kin:  # each leader's families not measured yet, the fastest leader's first: half the round
-        families = {c.family for c in cands if (c.measured is not None or c in out) and k(c)}
-        for c in near:
-            if len(out) < max(1, n // 2) and c not in out and c.family not in families and k(c):
-                out.append(c)
-                families.add(c.family)
+    # each leader's families not measured yet, with threads and without apart, those as the
+    # leader runs first, the fastest leader's first: half the round
+    for as_leader in (True, False):
+        for b, k in zip(best, kin):
+            kinds = {(c.family, c.threaded) for c in cands if (c.measured is not None or c in out) and k(c)}
+            for c in near:
+                if (len(out) < max(1, n // 2) and c not in out and k(c) and (c.threaded == b.threaded) == as_leader
+                        and (c.family, c.threaded) not in kinds):
+                    out.append(c)
+                    kinds.add((c.family, c.threaded))
     shapes = {c.shape for c in cands if c.measured is not None or c in out}
     for fresh in (lambda c: c.shape not in shapes, lambda c: True):
         for c in near:
@@ -317,7 +325,8 @@ def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, region
            notes: list[str] | None = None) -> list[Candidate]:
     """New candidates: the ranking grown (`grow`) from the loop structures of the measured
     candidates `lead` that the first ranking hardly refined (fewer than two refinement families
-    beside plain ones), those it did not hold.  Its beam keeps a few structures by their
+    beside plain ones that run as the leader does, with a thread team or without), those it did
+    not hold.  Its beam keeps a few structures by their
     estimates, and estimates often tie: seidel-2d MEDIUM's first affine level had a dozen
     structures within 1% of 3.70x, isl's wavefront among them, cut from the beam; measured plain
     in round two, it was the fastest (5.8x), and none of its time tiles had been ranked.  A
@@ -330,8 +339,8 @@ def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, region
         if not root.steps or any(root.steps == r.steps for r in roots):
             continue
         kin = kin_of(c)
-        if len({o.family for o in cands if kin(o)} - {"plain"}) >= 2:
-            continue  # the first ranking refined it: growing finds little new
+        if len({o.family for o in cands if kin(o) and o.threaded == c.threaded} - {"plain"}) >= 2:
+            continue  # the first ranking refined it, as it runs (with threads or not): growing finds little new
         roots.append(root)
         try:
             found = grow(root)

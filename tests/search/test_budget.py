@@ -16,7 +16,7 @@ from looper.search.beam import beam_search
 from looper.search.scoring import Score
 from looper.search.budget import (
     FAMILIES, Candidate, Ranking, budgeted, correct, exploit, family, first_round, model_prefix, overtaken,
-    ranked, structure_of,
+    ranked, regrow, structure_of,
 )
 from looper.search.policy import policy_for, refining
 from looper.search.scoring import Explored
@@ -431,3 +431,48 @@ def test_overtaken_ignores_a_leaders_relatives_and_earlier_rounds():
     slower = cand(start, 1.5)
     assert overtaken([old, slower], [slower], [old]) is None  # it did not beat what was there
     assert overtaken([old, new], [new], [new]) is None  # a leader's own structure is not new
+
+
+def test_a_sequential_leaders_sequential_families_come_first(gemm_ranked):
+    """A family with a thread team and without counts as two: gemver LARGE's fastest sequential
+    nest had only parallel tiles measured (they lost in the confirmation), none of its own."""
+    p, _, result = gemm_ranked
+    pool = [e.schedule for e in result.evaluated if e.schedule.steps]
+    threaded = next(s for s in pool if s.lowered.parallel and family(s) == "tile")
+    alone = next(s for s in pool if not s.lowered.parallel and family(s) == "tile")
+
+    def cand(s, structure, predicted, measured=None):
+        c = Candidate(s, predicted, structure, family(s), predicted, shape=f"{s.describe()}/{predicted}")
+        if measured is not None:
+            c.measured = Score(measured, Status.OK)
+        return c
+    lead = cand(Schedule(p), "A", 4.0, measured=4.0)  # sequential, plain
+    measured_team_tile = cand(threaded, "A", 2.5, measured=2.0)
+    team_tile, own_tile = cand(threaded, "A", 2.4), cand(alone, "A", 1.5)
+    cands = [lead, measured_team_tile, team_tile, own_tile]
+    correct(cands)
+    assert not lead.threaded and measured_team_tile.threaded and not own_tile.threaded
+    assert own_tile.corrected < team_tile.corrected
+    assert exploit(cands, 2)[0] is own_tile  # its tile without a team, though ranked below
+
+
+def test_a_sequential_leader_refined_only_with_threads_is_grown(gemm_ranked):
+    p, _, result = gemm_ranked
+    pool = [e.schedule for e in result.evaluated if e.schedule.steps]
+    plain = next(s for s in pool if not s.lowered.parallel and s.structure().steps and family(s) == "plain")
+    teams = [next(s for s in pool if s.lowered.parallel and family(s) == f) for f in ("tile", "vector")]
+    lead = Candidate(plain, 1.0, "A", "plain", 1.0, measured=Score(3.0, Status.OK))
+    cands = [lead] + [Candidate(s, 1.0, "A", family(s), 1.0) for s in teams]
+    grown = []
+
+    def grow(root):
+        grown.append(root)
+        return dataclasses.replace(result, explored=[])
+    regrow(cands, [lead], grow, regions=True)
+    assert len(grown) == 1 and grown[0].steps == plain.structure().steps[:len(grown[0].steps)]
+    # refined without threads in two families: not grown
+    alone = {family(s): s for s in pool if not s.lowered.parallel and family(s) != "plain"}
+    assert len(alone) >= 2
+    cands += [Candidate(s, 1.0, "A", f, 1.0) for f, s in list(alone.items())[:2]]
+    regrow(cands, [lead], grow, regions=True)
+    assert len(grown) == 1
