@@ -326,11 +326,11 @@ def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, region
     """New candidates: the ranking grown (`grow`) from the loop structures of the measured
     candidates `lead` that the first ranking hardly refined (fewer than two refinement families
     beside plain ones that run as the leader does, with a thread team or without), those it did
-    not hold.  Its beam keeps a few structures by their
-    estimates, and estimates often tie: seidel-2d MEDIUM's first affine level had a dozen
-    structures within 1% of 3.70x, isl's wavefront among them, cut from the beam; measured plain
-    in round two, it was the fastest (5.8x), and none of its time tiles had been ranked.  A
-    growth that fails costs the growth, not the search; it is said in `notes`."""
+    not hold.  Its beam keeps a few structures by their estimates, and estimates often tie:
+    seidel-2d MEDIUM's first affine level had a dozen structures within 1% of 3.70x, isl's
+    wavefront among them, cut from the beam; measured plain in round two, it was the fastest
+    (5.8x), and none of its time tiles had been ranked.  A growth that fails costs the growth,
+    not the search; it is said in `notes`."""
     seen = {c.schedule.identity for c in cands} | {c.schedule.describe() for c in cands}
     out: list[Candidate] = []
     roots: list[Schedule] = []
