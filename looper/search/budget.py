@@ -356,10 +356,10 @@ def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, region
     return out
 
 
-def overtaken(cands: list[Candidate], batch: Sequence[Candidate], before: Sequence[Candidate],
-              margin: float = 1.0) -> Candidate | None:
+def overtaken(cands: list[Candidate], batch: Sequence[Candidate], before: Sequence[Candidate]
+              ) -> Candidate | None:
     """The candidate of `batch` (the round just measured) that is now the fastest, when it beats
-    the fastest before it by `margin` and has neither the loop structure nor the affine
+    the fastest before it and has neither the loop structure nor the affine
     structure of a leader `before` (`affine_structure`): a new loop structure the round found
     by breadth, none of whose refinements ran.  atax MEDIUM's interchanged nest ranked low
     (0.97x) and, measured in the last round, ran 2.7x while its tiles and unrolls, 20% faster
@@ -369,7 +369,7 @@ def overtaken(cands: list[Candidate], batch: Sequence[Candidate], before: Sequen
         return None
     new = top[0]
     best_before = max((c.measured.speedup for c in cands if c.ratio is not None and c not in batch), default=0.0)
-    if new.measured.speedup < margin * best_before:
+    if new.measured.speedup < best_before:
         return None
     root = affine_structure(new.schedule).steps
     if any(new.structure == b.structure or root == affine_structure(b.schedule).steps for b in before):

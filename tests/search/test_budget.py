@@ -284,12 +284,17 @@ SEIDEL_WAVEFRONT = [
 ]
 
 
-@pytest.fixture(scope="module")
-def seidel_ranked():
-    p = parse_file(kernel_path("seidel-2d"), "MEDIUM")
+def ranked_medium(name: str):
+    """A kernel at MEDIUM, its dependences, the hybrid's policy and its ranking search."""
+    p = parse_file(kernel_path(name), "MEDIUM")
     d = compute_dependences(p)
     policy = policy_for("hybrid", target=TARGET)
     return p, d, policy, beam_search(p, d, Ranking(p, TARGET), policy)
+
+
+@pytest.fixture(scope="module")
+def seidel_ranked():
+    return ranked_medium("seidel-2d")
 
 
 def test_a_search_from_a_start_refines_it(seidel_ranked):
@@ -309,10 +314,7 @@ ATAX_INTERCHANGED = [{"kind": "distribute", "statements": ["S1", "S2", "S3"], "r
 
 @pytest.fixture(scope="module")
 def atax_ranked():
-    p = parse_file(kernel_path("atax"), "MEDIUM")
-    d = compute_dependences(p)
-    policy = policy_for("hybrid", target=TARGET)
-    return p, d, policy, beam_search(p, d, Ranking(p, TARGET), policy)
+    return ranked_medium("atax")
 
 
 def test_a_refining_search_keeps_refining_its_start_when_the_estimates_prefer_the_original(atax_ranked):
