@@ -151,6 +151,18 @@ def _parsed_map(text: str) -> isl.Map:
     return isl.Map(text)
 
 
+def own_nest_rows(n_rows: int, depth: int, position: int) -> tuple[Row, ...]:
+    """2d+1 rows placing a nest of `depth` plain loops at static `position` of the outermost
+    row: before every other nest at -1 (a pack's copy), after them past the largest (a copy-out)."""
+    rows = []
+    for level in range((n_rows + 1) // 2):
+        rows.append(Row((0,) * depth, position if level == 0 else 0))
+        if len(rows) < n_rows:
+            coeffs = tuple(int(k == level) for k in range(depth)) if level < depth else (0,) * depth
+            rows.append(Row(coeffs))
+    return tuple(rows[:n_rows])
+
+
 def original(program: Program) -> Lowered:
     """The program's own 2d+1 schedule: [b0, ±i0, b1, ±i1, ..., bd], padded to the deepest nest."""
     depth = program.max_depth

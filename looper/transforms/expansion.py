@@ -12,7 +12,11 @@ Legal, by isl's value-based flow (last writer) in the program's own order, when
 - every statement that touches the array runs inside the expanded loops,
 - every value read from it was written in the same iteration of those loops (none from another
   iteration, none from before the kernel), and
-- it is not an output (its values after the kernel are not observed).
+- it is not an output (its values after the kernel are not observed), or the value each of its
+  elements holds after the kernel was written in one iteration of those loops, the same for all
+  (`LiveOut`): then a copy-out after every nest writes that iteration's copy back.  PolyBench's
+  own doitgen passes `sum` to the kernel as a parameter, which a caller could read afterwards:
+  the last (r, q) iteration writes every `sum[p]`, so `sum[p] = looper_exp_sum[NR-1][NQ-1][p]`.
 Then each read finds the same value in its iteration's copy.  A legal schedule of the program
 stays legal: the expanded program's dependences are a subset of the original's (`Dependences.of`
 gives later steps the smaller set).
@@ -26,10 +30,11 @@ from typing import ClassVar, Iterator
 import islpy as isl
 
 from ..caching import Memo, per_object
-from ..ir.domain import access_relation
-from ..ir.extract import rename_bound
+from ..ir.domain import LoopContext, access_relation
+from ..ir.extract import make_statement, rename_bound
 from ..ir.program import Access, Affine, Array, Assign, Load, Program, Statement, map_loads
-from ..ir.schedule import Lowered
+from ..ir.rows import statement_name
+from ..ir.schedule import Lowered, Row, original, own_nest_rows
 from ..poly.deps import Dependences
 from ..poly.privatize import value_flow
 from ..poly.relations import maps_of
@@ -68,7 +73,15 @@ class Expand(Transform):
         arrays = {**program.arrays, self.buffer: new}
         statements = tuple(self._rewritten(st, lows, program) if st.name in self.statements else st
                            for st in program.statements)
-        return replace(L, program=replace(program, arrays=arrays, statements=statements))
+        out = live_out(program, self.array, self.statements, self.levels) \
+            if self.array in {o.array for o in program.outputs} else None
+        if not isinstance(out, LiveOut):
+            return replace(L, program=replace(program, arrays=arrays, statements=statements))
+        # the copy-out, in its own nest after every other (`LiveOut`)
+        copy = out.copy_statement(program, new, lows, arrays, len(program.statements))
+        last = max(rows[0].const for rows in L.rows.values())
+        rows = {**L.rows, copy.name: own_nest_rows(L.n_rows, copy.depth, last + 1)}
+        return replace(L, program=replace(program, arrays=arrays, statements=statements + (copy,)), rows=rows)
 
     def _rewritten(self, st: Statement, lows: tuple[int, ...], program: Program) -> Statement:
         """The statement reading and writing its iteration's copy."""
@@ -100,7 +113,12 @@ class Expand(Transform):
         return Encoding(depth=len(self.levels))
 
     def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
-        return expansion_obstacle(before.program, self.array, self.statements, self.levels)
+        why = expansion_obstacle(before.program, self.array, self.statements, self.levels)
+        if why is None and self.array in {o.array for o in before.program.outputs} \
+                and not all(rows[0].is_constant and rows[0].div == 1 for rows in before.rows.values()):
+            # the copy-out goes after every nest by the outermost static row: there must be one
+            why = f"{self.array} is an output and the schedule's outermost row is a loop: no place after it"
+        return why
 
     @classmethod
     def candidates(cls, ctx: CandidateContext) -> Iterator["Expand"]:
@@ -112,10 +130,9 @@ class Expand(Transform):
 
 def expansions(program: Program) -> Iterator[Expand]:
     """The legal expansions of the program's temporaries, fewest added dimensions first."""
-    outputs = {o.array for o in program.outputs}
     written = sorted({a.array for st in program.statements for a in st.accesses if a.is_write})
     for name in written:
-        if name in outputs or name.startswith(EXPAND_PREFIX):
+        if name.startswith(EXPAND_PREFIX) or EXPAND_PREFIX + name in program.arrays:
             continue
         users = tuple(st.name for st in program.statements if any(a.array == name for a in st.accesses))
         shared = _shared_levels(program, users)
@@ -132,8 +149,6 @@ def expansion_obstacle(program: Program, name: str, statements: tuple[str, ...],
     would not)."""
     if name not in program.arrays:
         return f"no array {name}"
-    if name in {o.array for o in program.outputs}:
-        return f"{name} is an output: its values after the kernel are observed"
     users = {st.name for st in program.statements if any(a.array == name for a in st.accesses)}
     if users != set(statements):
         return f"{name} is touched by {','.join(sorted(users))}, not just {','.join(statements)}"
@@ -148,7 +163,93 @@ def expansion_obstacle(program: Program, name: str, statements: tuple[str, ...],
         if not m.is_subset(_same_iteration(m, levels)):
             src, dst = m.get_tuple_name(isl.dim_type.in_), m.get_tuple_name(isl.dim_type.out)
             return f"a value of {name} flows from {src} to {dst} across iterations of an expanded loop"
+    if name in {o.array for o in program.outputs}:
+        out = live_out(program, name, statements, levels)
+        if not isinstance(out, LiveOut):
+            return out
     return None
+
+
+@dataclass(frozen=True)
+class LiveOut:
+    """Where an output's values after the kernel are, once it is expanded: every element's last
+    write runs in the iteration `at` of the expanded loops (their iterators' values), and the
+    elements written form the box `low`..`high` (inclusive), which the copy-out walks."""
+
+    at: tuple[int, ...]
+    low: tuple[int, ...]
+    high: tuple[int, ...]
+
+    def copy_statement(self, program: Program, buffer: Array, lows: tuple[int, ...],
+                       arrays: dict[str, Array], index: int) -> Statement:
+        """`A[x] = looper_exp_A[at - lows][x]` over the box, a statement of its own nest."""
+        name = buffer.name.removeprefix(EXPAND_PREFIX)
+        dtype = program.arrays[name].dtype
+        its = [f"looper_e{k}" for k in range(len(self.low))]
+        loops = [LoopContext(v, Affine.constant(lo), Affine.constant(hi + 1), 1)
+                 for v, lo, hi in zip(its, self.low, self.high)]
+        lead = tuple(Affine.constant(a - lo) for a, lo in zip(self.at, lows))
+        x = tuple(Affine.of(v) for v in its)
+        body = Assign(Load(name, x, dtype), "=", Load(buffer.name, lead + x, dtype), 0)
+        last = max(st.beta[0] for st in program.statements)
+        return make_statement(statement_name(index), body, loops, [], (last + 1,) + (0,) * len(its),
+                              arrays, program.sizes, program.path)
+
+
+def live_out(program: Program, name: str, statements: tuple[str, ...], levels: tuple[int, ...]
+             ) -> LiveOut | str:
+    """Where output `name`'s values after the kernel are written (see `LiveOut`), or why they
+    are not in one iteration of `levels`' loops."""
+    return _live_outs(program).lookup((name, statements, levels),
+                                      lambda: _live_out(program, name, statements, levels))
+
+
+@per_object
+def _live_outs(program: Program) -> Memo:
+    return Memo()
+
+
+def _live_out(program: Program, name: str, statements: tuple[str, ...], levels: tuple[int, ...]
+              ) -> LiveOut | str:
+    arr = program.arrays[name]
+    if arr.rank == 0 or arr.rank > program.max_depth:
+        return f"{name} is an output of rank {arr.rank}: no copy-out nest for it"
+    writes = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for st in (program.statement(s) for s in statements):
+        for a in st.accesses:
+            if a.array == name and a.is_write:
+                writes = writes.union(isl.UnionMap.from_map(a.relation))
+    sched = original(program).union_map.intersect_domain(program.domains())
+    # per element, the instance that writes it last in the program's order
+    last = writes.apply_domain(sched).reverse().lexmax().apply_range(sched.reverse())
+    at: set[tuple[int, ...]] = set()
+    elements = None
+    for m in maps_of(last):
+        if m.is_empty():
+            continue
+        where = m.range()
+        keep = set(levels)
+        for d in reversed(range(where.dim(isl.dim_type.set))):
+            if d not in keep:
+                where = where.project_out(isl.dim_type.set, d, 1)
+        if not where.is_singleton():
+            return f"the last writes of {name}'s elements run in different iterations of the expanded loops"
+        p = where.sample_point()
+        at.add(tuple(int(p.get_coordinate_val(isl.dim_type.set, k).to_python()) for k in range(len(levels))))
+        elements = m.domain() if elements is None else elements.union(m.domain())
+    if elements is None:
+        return f"{name} is never written"
+    if len(at) != 1:
+        return f"the last writes of {name}'s elements run in different iterations of the expanded loops"
+    elements = elements.coalesce()
+    n = elements.dim(isl.dim_type.set)
+    low = tuple(int(elements.dim_min_val(k).to_python()) for k in range(n))
+    high = tuple(int(elements.dim_max_val(k).to_python()) for k in range(n))
+    box = isl.Set("{ %s[%s] : %s }" % (name, ", ".join(f"x{k}" for k in range(n)),
+                                      " and ".join(f"{lo} <= x{k} <= {hi}" for k, (lo, hi) in enumerate(zip(low, high)))))
+    if not elements.is_equal(box):
+        return f"the elements of {name} the kernel writes are not a box: no simple copy-out"
+    return LiveOut(at.pop(), low, high)
 
 
 @per_object

@@ -25,7 +25,7 @@ from ..ir.domain import LoopContext
 from ..ir.extract import make_statement
 from ..ir.program import Access, Affine, Array, Assign, Expr, Load, Program, Statement, map_loads, walk
 from ..ir.rows import statement_name
-from ..ir.schedule import Lowered, Row
+from ..ir.schedule import Lowered, own_nest_rows
 from ..poly.deps import Dependences
 from .registry import CandidateContext, Encoding, Transform, register
 from .fusion import freeing_distributions
@@ -62,7 +62,7 @@ class Pack(Transform):
                            for st in program.statements) + (copy,)
         new = replace(program, arrays=arrays, statements=statements)
         rows = dict(L.rows)
-        rows[copy.name] = _first_nest_rows(L.n_rows, len(copy.iterators))
+        rows[copy.name] = own_nest_rows(L.n_rows, len(copy.iterators), -1)
         return replace(L, program=new, rows=rows, parallel=L.parallel | {(copy.name, 1)})
 
     def describe(self, L: Lowered) -> str:
@@ -156,17 +156,6 @@ def _column_reads(st: Statement, j: str, k: str) -> list[Load]:
     return [e for e in walk(st.body.value)
             if isinstance(e, Load) and len(e.index) == 2
             and (down(e, j) or (down(e, k) and not any(a.coeff(j) for a in e.index)))]
-
-
-def _first_nest_rows(n_rows: int, depth: int) -> tuple[Row, ...]:
-    """2d+1 rows placing a nest of `depth` plain loops before every other nest (static -1)."""
-    rows = []
-    for level in range((n_rows + 1) // 2):
-        rows.append(Row((0,) * depth, -1 if level == 0 else 0))
-        if len(rows) < n_rows:
-            coeffs = tuple(int(k == level) for k in range(depth)) if level < depth else (0,) * depth
-            rows.append(Row(coeffs))
-    return tuple(rows[:n_rows])
 
 
 def _copy_statement(program: Program, arr: Array, packed: Array, arrays: dict[str, Array],
