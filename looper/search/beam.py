@@ -122,6 +122,8 @@ def expand(state: BeamState, level: str, depth: int, deps: Dependences
     children: dict[str, list[Explored]] = {}
     for parent, _ in state.beam + state.lanes:
         for steps in sample(state.policy, generate(level, parent, deps, state.policy.target, state.policy.grown), depth, parent):
+            if state.policy.sequential:
+                steps = without_threads(steps)
             key = repr(parent.steps + steps)
             if key in state.seen_keys:
                 continue
@@ -134,6 +136,19 @@ def expand(state: BeamState, level: str, depth: int, deps: Dependences
                 fresh.append(entry)
                 children.setdefault(parent.key, []).append(entry)
     return fresh, children
+
+
+THREAD_STEPS = frozenset(("parallelize", "region"))
+
+
+def without_threads(steps: tuple) -> tuple:
+    """A bundled candidate (an expansion or a cache tile, a parallel loop, then a register tile)
+    without its parallel steps, for a search kept sequential (`policy.sequential`): rejected
+    whole for its threads, the bundles left doitgen MEDIUM (3.4 ms, too short to pay for a
+    team) with no register tile at all.  A lone parallel step stays, to be rejected."""
+    if len(steps) < 2:
+        return steps
+    return tuple(t for t in steps if t.kind not in THREAD_STEPS)
 
 
 def sample(policy: SearchPolicy, cands: list, depth: int, parent: Schedule) -> list:

@@ -221,6 +221,24 @@ def test_a_sequential_line_reaches_the_register_level_and_the_first_round():
     assert any(not c.threaded for c in first_round(cands, 8))
 
 
+def test_a_sequential_search_keeps_the_register_tiles_bundled_with_threads(tmp_path):
+    """doitgen's register tiles come behind an expansion, bundled with a parallel loop; a search
+    kept sequential (too short a kernel for a team: MEDIUM, 3.4 ms on a 4 ms team start) rejected
+    each bundle whole and ranked no register tile (its answer 6.3x, the register tile's 9.0x).
+    It takes the bundles without their threads: legal, sequential, and exact."""
+    from looper.search.beam import without_threads
+    p = parse_file(kernel_path("doitgen"), "SMALL")
+    d = compute_dependences(p)
+    policy = policy_for("hybrid", target=TARGET).with_(sequential="too short for a team")
+    result = beam_search(p, d, Ranking(p, TARGET), policy)
+    tiles = [e.schedule for e in result.evaluated if e.schedule.lowered.microkernels]
+    assert tiles and not any(s.lowered.parallel for s in tiles)
+    assert any(t.kind == "expand" for s in tiles for t in s.steps)
+    assert differential(p, tiles[:2], tmp_path, threads=2) == []
+    par = next(t for t in tiles[0].steps if t.kind == "register")
+    assert without_threads((par,)) == (par,)
+
+
 def test_the_correction_keeps_threaded_and_sequential_relatives_apart():
     """A parallel register tile measured far below its prediction (its team's start) says little
     about the same tile run alone."""
