@@ -33,6 +33,7 @@ rate where measuring reaches 80%).  So, in order:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import statistics
 import time
@@ -167,6 +168,12 @@ class Candidate:
         """Whether it starts a thread team (has a parallel loop)."""
         return bool(self.schedule.lowered.parallel)
 
+    @functools.cached_property
+    def root(self) -> Schedule:
+        """Its loop structure up to its first tiling (`affine_structure`), lowered once: exploit,
+        regrow and overtaken ask it of every candidate each round."""
+        return affine_structure(self.schedule)
+
     @property
     def ratio(self) -> float | None:
         """Measured over predicted (None: not measured, or its run failed)."""
@@ -277,7 +284,7 @@ def descends(c: Candidate, structure: Schedule) -> bool:
 def kin_of(leader: Candidate) -> Callable[[Candidate], bool]:
     """Whether a candidate is a relative of `leader`: of its loop structure, or going on from its
     affine structure (what `regrow` ranks), so that its measured families count for it."""
-    root = affine_structure(leader.schedule)
+    root = leader.root
     return lambda c: c.structure == leader.structure or descends(c, root)
 
 
@@ -335,7 +342,7 @@ def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, region
     out: list[Candidate] = []
     roots: list[Schedule] = []
     for c in lead:
-        root = affine_structure(c.schedule)
+        root = c.root
         if not root.steps or any(root.steps == r.steps for r in roots):
             continue
         kin = kin_of(c)
@@ -371,8 +378,7 @@ def overtaken(cands: list[Candidate], batch: Sequence[Candidate], before: Sequen
     best_before = max((c.measured.speedup for c in cands if c.ratio is not None and c not in batch), default=0.0)
     if new.measured.speedup < best_before:
         return None
-    root = affine_structure(new.schedule).steps
-    if any(new.structure == b.structure or root == affine_structure(b.schedule).steps for b in before):
+    if any(new.structure == b.structure or new.root.steps == b.root.steps for b in before):
         return None
     return new
 
