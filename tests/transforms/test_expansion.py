@@ -247,11 +247,22 @@ int main(void)
 """
 
 
+def _run_c(tmp_path, source: str, name: str) -> str:
+    """What a C program prints, built with OpenMP (no FMA contraction) and run on 2 threads."""
+    import os
+    import subprocess
+    f = tmp_path / f"{name}.c"
+    f.write_text(source)
+    exe = tmp_path / name
+    subprocess.run(["gcc", "-O2", "-fopenmp", "-ffp-contract=off", "-Wall", str(f), "-o", str(exe)], check=True,
+                   capture_output=True)
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                          env=dict(os.environ, OMP_NUM_THREADS="2")).stdout
+
+
 def test_a_local_scratch_array_of_a_c_scop_expands_in_place(tmp_path):
     """C input: a local array only the scop uses is no output, so it may expand; the region
     looper writes allocates the expanded copy itself and computes what the original does."""
-    import os
-    import subprocess
     from looper.codegen.inplace import inplace_source
     from looper.lang.c.cfile import parse_c_file
     src = tmp_path / "dg.c"
@@ -266,26 +277,15 @@ def test_a_local_scratch_array_of_a_c_scop_expands_in_place(tmp_path):
     v = s.then(*seq)
     assert check_schedule(d, v) is None
 
-    def run(text: str, name: str) -> str:
-        f = tmp_path / f"{name}.c"
-        f.write_text(text)
-        exe = tmp_path / name
-        subprocess.run(["gcc", "-O2", "-fopenmp", "-ffp-contract=off", "-Wall", str(f), "-o", str(exe)], check=True,
-                       capture_output=True)
-        return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
-                              env=dict(os.environ, OMP_NUM_THREADS="2")).stdout
-
     text = inplace_source(cf, [v.lowered], ["looper: " + v.describe()])
     assert "__builtin_malloc" in text and "__builtin_free" in text
-    assert run(text, "looper") == run(DOITGEN_C, "original")
+    assert _run_c(tmp_path, text, "looper") == _run_c(tmp_path, DOITGEN_C, "original")
 
 
 def test_a_parameter_temporary_expands_in_place_and_is_written_back(tmp_path):
     """PolyBench's own doitgen passes `sum` in, so a caller could read it afterwards: an output.
     Expanded, its last (r, q) iteration's copy is written back after the loops; the in-place
     region, register-tiled with q parallel, leaves A and sum as the original does."""
-    import os
-    import subprocess
     from looper.codegen.inplace import inplace_source
     from looper.lang.c.cfile import parse_c_file
     text = (DOITGEN_C.replace("void doitgen(double A[NR][NQ][NP], double C4[NP][NP])\n{\n  double sum[NP];",
@@ -306,20 +306,11 @@ def test_a_parameter_temporary_expands_in_place_and_is_written_back(tmp_path):
     v = s.then(*next(c for c in seqs if c[0].levels == (1,)))
     assert check_schedule(d, v) is None and v.lowered.microkernels and v.lowered.parallel
 
-    def run(source: str, name: str) -> str:
-        f = tmp_path / f"{name}.c"
-        f.write_text(source)
-        exe = tmp_path / name
-        subprocess.run(["gcc", "-O2", "-fopenmp", "-ffp-contract=off", "-Wall", str(f), "-o", str(exe)], check=True,
-                       capture_output=True)
-        return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
-                              env=dict(os.environ, OMP_NUM_THREADS="2")).stdout
-
     new = inplace_source(cf, [v.lowered], ["looper: " + v.describe()])
     assert "sum[" in new.split("__builtin_free")[0].split("#pragma omp single")[-1]  # the copy-out
-    want = run(text, "original")
+    want = _run_c(tmp_path, text, "original")
     assert want.count("\n") == 10 * 8 * 12 + 12
-    assert run(new, "looper") == want
+    assert _run_c(tmp_path, new, "looper") == want
 
 
 def test_the_harness_allocates_added_arrays_per_call_and_tells_rewrites_apart():
