@@ -240,9 +240,10 @@ class OptimizedFile:
 
     @property
     def source(self) -> str:
-        """The input file with each scop region replaced by looper's code (every other byte as it was)."""
-        from .codegen.inplace import inplace_source
-        return inplace_source(self.cfile, [k.schedule.lowered for k in self.kernels],
+        """The input file with each scop region replaced by looper's code (every other byte as it
+        was; a region whose answer is the original schedule too)."""
+        from .codegen.inplace import answer_code, inplace_source
+        return inplace_source(self.cfile, [answer_code(k.schedule) for k in self.kernels],
                               [f"looper: {k.sequence}" for k in self.kernels])
 
     c_source = source

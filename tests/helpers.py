@@ -93,6 +93,15 @@ def mark_tuned_code(text: str) -> str:
     return "".join(out) + text[pos:]
 
 
+def every_region_rewritten(answer) -> str:
+    """An optimized C file (`api.OptimizedFile`) with every region rewritten, those whose answer
+    is the original schedule (which looper leaves as written) by isl's loops for it: exercises
+    the rewriting of every region, whatever the search answered."""
+    from looper.codegen.inplace import inplace_source
+    return inplace_source(answer.cfile, [k.schedule.lowered for k in answer.kernels],
+                          [f"looper: {k.sequence}" for k in answer.kernels])
+
+
 C_CFLAGS = ["-O2", "-fopenmp", "-ffp-contract=off"]  # exact arithmetic: outputs compare byte for byte
 
 

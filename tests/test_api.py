@@ -183,7 +183,11 @@ def test_optimize_c_file_through_the_api(tmp_path):
     src.write_text("#define N 64\nvoid axpy(int n, double a, double x[N], double y[N])\n{\n  int i;\n"
                    "#pragma scop\n  for (i = 0; i < n; i++)\n    y[i] = a * x[i] + y[i];\n#pragma endscop\n}\n")
     res = looper.optimize(src, evaluator="model")
-    assert len(res.kernels) == 1 and "if (n == 64\n      && looper_disjoint(x, 0, 64, y, 0, 64)) {" in res.source
+    assert len(res.kernels) == 1
+    if res.kernels[0].sequence == "original":  # kept as written (tests/codegen/test_inplace.py: a tuned one)
+        assert res.source == src.read_text()
+    else:
+        assert "if (n == 64\n      && looper_disjoint(x, 0, 64, y, 0, 64)) {" in res.source
     assert res.write() == tmp_path / "axpy.looper.c" and (tmp_path / "axpy.looper.c").exists()
     assert res.to_json()["scops"][0]["tuned_for"] == {"n": 64}
     with pytest.raises(TypeError, match="your own functions"):

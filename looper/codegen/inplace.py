@@ -39,6 +39,11 @@ Names: the code uses the user's own variables, as declared where the region stan
 the file starts with (`looper_` unless the file has one), and are declared inside the block.  The
 `floord`/`min`/`max` helpers isl's loops use are defined only inside the block, with the user's
 own macros of those names (if any) saved and restored around it (`#pragma push_macro`).
+
+A version whose answer is the original schedule (`Version.lowered` None) gets no block: its sizes
+take the `else` branch.  A region whose every version is the original is left as it was, byte for
+byte, so what compiles is the user's own code, not isl's regeneration of the same loops (which
+can be slower: jacobi-2d MEDIUM ran 0.80x gcc rewritten with constant bounds).
 """
 from __future__ import annotations
 
@@ -65,9 +70,15 @@ class Version:
     """One tuned version of a region: the scop as parsed at its sizes, and its schedule."""
 
     scop: CScop
-    lowered: Lowered
+    lowered: Lowered | None  # None: the original schedule, run as the user wrote it
     comment: str  # `looper: <sequence>`
     label: str = ""  # which sizes, for the region's comment when it holds several versions
+
+
+def answer_code(schedule) -> Lowered | None:
+    """What a region's answer writes: its lowered schedule, or None for the original schedule
+    (a `transforms.schedule.Schedule` without steps), which runs as the user wrote it."""
+    return schedule.lowered if schedule.steps else None
 
 
 def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newline: str = "\n") -> str:
@@ -78,12 +89,17 @@ def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newlin
 def versions_code(versions: Sequence[Version], prefix: str, newline: str = "\n") -> str:
     """The text that replaces one region by one block per version, each entered at its own sizes
     (`if (ni == 200 && ...) {...} else if (ni == 1000 && ...) {...}`), and the original
-    statements for any other sizes.  Every version's scop is the same region of the same file
-    (the same bytes); they differ in the sizes they were parsed at."""
+    statements for any other sizes (and for versions whose answer is the original).  Every
+    version's scop is the same region of the same file (the same bytes); they differ in the sizes
+    they were parsed at.  Without any version to write, the region's own text."""
     scop = versions[0].scop
+    notes = _notes(versions)
+    versions = [v for v in versions if v.lowered is not None]
+    if not versions:
+        return scop.text
     ind = scop.indent
     disjoint = f"{prefix}disjoint"
-    lines = [f"{ind}{_comment(c)}" for c in _notes(versions)]
+    lines = [f"{ind}{_comment(c)}" for c in notes]
     if scop.may_overlap:
         # elements [alo, ahi) of a and [blo, bhi) of b share no byte (in units of *a and *b)
         lines.append(f"#define {disjoint}(a, alo, ahi, b, blo, bhi) ((const char *)((a) + (ahi)) <= "
@@ -116,7 +132,8 @@ def _notes(versions: Sequence[Version]) -> list[str]:
     overlap = "; arrays that overlap run the original code" if scop.may_overlap else ""
     if len(versions) > 1:
         return [f"looper: tuned for {len(versions)} sets of sizes; other sizes run the original code{overlap}"] + \
-               [f"{v.label}{' ' if v.label else ''}({_tuned(v.scop)}): {v.comment}" for v in versions]
+               [f"{v.label}{' ' if v.label else ''}({_tuned(v.scop)}): {v.comment}"
+                + (" (runs the original code)" if v.lowered is None else "") for v in versions]
     tuned = _tuned(scop)
     note = f"{versions[0].comment} (tuned for {tuned}; other sizes run the original code)" if tuned \
         else versions[0].comment
@@ -177,8 +194,8 @@ def _comment(text: str) -> str:
     return "/* " + text.replace("*/", "* /") + " */"
 
 
-def inplace_source(cfile: CFile, answers: Sequence[Lowered], comments: Sequence[str]) -> str:
-    """The file's text with every region replaced (`answers[k]` for scop k)."""
+def inplace_source(cfile: CFile, answers: Sequence[Lowered | None], comments: Sequence[str]) -> str:
+    """The file's text with every region replaced (`answers[k]` for scop k; None: kept as written)."""
     return inplace_versions_source(cfile, [[Version(scop, lowered, comment)]
                                            for scop, lowered, comment in zip(cfile.scops, answers, comments)])
 
@@ -189,11 +206,11 @@ def inplace_versions_source(cfile: CFile, versions: Sequence[Sequence[Version]])
     pos = 0
     for scop, region in zip(cfile.scops, versions):
         out.append(cfile.original[pos:scop.begin])
-        line_end = "\r\n" if cfile.original[scop.begin:scop.end].split("\n", 1)[0].endswith("\r") else "\n"
+        line_end = "\r\n" if scop.text.split("\n", 1)[0].endswith("\r") else "\n"
         out.append(versions_code(region, cfile.prefix, line_end))
         pos = scop.end
     out.append(cfile.original[pos:])
     return "".join(out)
 
 
-__all__ = ["Version", "region_code", "versions_code", "inplace_source", "inplace_versions_source"]
+__all__ = ["Version", "answer_code", "region_code", "versions_code", "inplace_source", "inplace_versions_source"]

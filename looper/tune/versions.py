@@ -104,10 +104,10 @@ class Versions:
     @property
     def source(self) -> str:
         """The file with each scop region replaced by its versions and the original statements."""
-        from ..codegen.inplace import Version, inplace_versions_source
+        from ..codegen.inplace import Version, answer_code, inplace_versions_source
         self._only("c", "a C file's source")
         first = self.answers[0].cfile
-        regions = [[Version(a.cfile.scops[k], a.kernels[k].schedule.lowered, f"looper: {a.kernels[k].sequence}",
+        regions = [[Version(a.cfile.scops[k], answer_code(a.kernels[k].schedule), f"looper: {a.kernels[k].sequence}",
                             spec.label) for spec, a in zip(self.specs, self.answers)]
                    for k in range(len(first.scops))]
         return inplace_versions_source(first, regions)

@@ -2,6 +2,8 @@
 no traceback, and writes no output file."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -115,9 +117,13 @@ def test_size_without_a_value(tmp_path):
     assert res.exit_code == 2 and "no value for the size 'n'" in res.output and "-D N=VALUE" in res.output
     assert res.output.startswith(f"{f}:2:")
     assert not out.exists()
-    f, out, res = _run(tmp_path, text, "-DN=50")
+    report = tmp_path / "report.json"
+    f, out, res = _run(tmp_path, text, "-DN=50", "--json", str(report))
     assert res.exit_code == 0, res.output
-    assert "if (n == 50)" in out.read_text()
+    scop = json.loads(report.read_text())["scops"][0]
+    assert scop["tuned_for"] == {"n": 50}
+    # the answer's region is entered at n == 50, or (the original schedule) left as written
+    assert "if (n == 50)" in out.read_text() if scop["sequence"] != "original" else out.read_text() == text
 
 
 def test_loop_variable_read_after_the_scop(tmp_path):

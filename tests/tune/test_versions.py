@@ -313,8 +313,11 @@ def test_define_sets_and_their_records(tmp_path):
     res = _invoke("optimize", src, "--sizes", "N=40,N=80", "-q", "--no-speed-guard", "--record", records)
     assert res.exit_code == 0, res.output
     text = out.read_text()
-    assert "if (n == 40" in text and "} else if (n == 80" in text
     assert [r.program.defines for r in read_records(records)] == [("N=40",), ("N=80",)]
+    # a block for each size whose answer is not the original (tests/codegen/test_inplace.py: forced)
+    tuned = [n for n, r in zip((40, 80), read_records(records)) if r.sequence]
+    assert [int(v) for v in re.findall(r"if \(n == (\d+)", text)] == tuned
+    assert tuned or text == SIZED_BY_DEFINES
     for n in (40, 80, 50):
         assert _run_c(out, n, tmp_path) == _run_c(src, n, tmp_path), n
     again = tmp_path / "again.c"

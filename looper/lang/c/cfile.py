@@ -39,6 +39,7 @@ class CScop:
     begin: int  # offset of the start of the `#pragma scop` line in the original text
     end: int  # offset just past the `#pragma endscop` line (its line ending included)
     inner: str  # the original text strictly between the two pragma lines
+    text: str  # the region's original text, both pragma lines included
     begin_line: int
     end_line: int
     size_vars: dict[str, int]  # the C variables the replacement tests, with the values tuned for
@@ -175,7 +176,7 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
                  and (sym.kind == "global" or sym.static or u in site.address_taken)]
     overlap = _may_overlap(tree, [u for u, _ in declared if u in shapes], reachable)
     reach = {**views.reach, **{u: (0, 1) for u in reachable}}
-    return CScop(program, site.function, begin, end, inner, site.begin_line, site.end_line,
+    return CScop(program, site.function, begin, end, inner, pp.original[begin:end], site.begin_line, site.end_line,
                  dict(sizes), _indent(inner), overlap, users, reach,
                  {rename[n]: s for n, s in views.strides.items()})
 
