@@ -319,8 +319,10 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
         else:
             from .costmodel.store import load_model
             net = load_model(model or options.model)
+    from .lang.resize import Origin
+    origins = [Origin()] if isinstance(loaded, Program) else [Origin(loaded, k) for k in range(len(programs))]
     kernels = [Kernel(tune(p, options, target, model=net, store=store, resized=resized, index=k, progress=progress,
-                           level_progress=level_progress)) for k, p in enumerate(programs)]
+                           level_progress=level_progress, origin=origins[k])) for k, p in enumerate(programs)]
     if isinstance(loaded, Program):
         return kernels[0]
     return OptimizedFile(loaded, kernels)

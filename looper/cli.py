@@ -99,11 +99,12 @@ def search_options(fn):
                      help="Seconds the search may spend choosing loop structure (fusion, affine levels); the "
                           "refinement levels (parallel, tile, register, unroll) always run."),
         click.option("--step-proxy", "step_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
-                     help="A measuring search measures candidates with the time steps divided by FACTOR "
-                          "(at least 100 kept), then times its best again at the real sizes."),
+                     help="Measure candidates with the time steps divided by FACTOR (at least 100 kept; "
+                          "Python programs), then time the best again at the real sizes."),
         click.option("--size-proxy", "size_proxy", default=None, type=click.IntRange(2, 1000), metavar="FACTOR",
-                     help="A measuring search measures candidates with every size divided by FACTOR (at "
-                          "least 64 kept; Python programs), then times its best again at the real sizes."),
+                     help="Measure candidates with every size divided by FACTOR (at least 64 kept), then "
+                          "time the best again at the real sizes.  The default search takes one by "
+                          "itself for a program that runs a second or more."),
         click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
                      help="Cost model weights (default: $LOOPER_MODEL, else the shipped looper-v6.pt)."),
         click.option("--db", default=None, type=click.Path(dir_okay=False),

@@ -412,6 +412,10 @@ class Program:
     def max_depth(self) -> int:
         return max((s.depth for s in self.statements), default=0)
 
+    def is_output(self, array: str) -> bool:
+        """Whether `array` is one of the program's outputs (what a caller may read after it)."""
+        return any(o.array == array for o in self.outputs)
+
     @cached_property
     def rewritten(self) -> tuple:
         """() for a program as parsed; for one a transformation rewrote (a packed copy, an

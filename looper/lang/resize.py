@@ -11,6 +11,9 @@ sequence replays there (`search.verify`).  The run's own size is used when it is
   PolyBench-style files (their sizes come from dataset macros).  When that fails, or the sizes do
   not shrink (a size given by `-D N=500`, or by a constant in the code), verification runs at the
   tuned size, and says so.
+
+`Origin` parses a program again at sizes of the caller's choosing: a stand-in's
+(`search.proxy`), smaller than the program's in every size.
 """
 from __future__ import annotations
 
@@ -79,6 +82,46 @@ def smaller_c(cfile) -> Resized:
     if not all(not_larger(s.size_vars, t.size_vars) for t, s in zip(cfile.scops, small.scops)):
         return Resized(programs, cfile.size_label, "-DSMALL_DATASET makes some of its sizes larger")
     return Resized(tuple(s.program for s in small.scops), "SMALL")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a program was parsed from, to parse it again at other sizes.  A Python program
+    (`cfile` None) is parsed from its own source with every size given; a C file's scop `index`
+    is preprocessed again with every size macro given as `-DNAME=VALUE` (a size variable `n`
+    takes its value from the macro `N`, `lang.c.sizes`), which PolyBench-style headers let a
+    command line set.  A size the file sets itself does not move, and is refused."""
+
+    cfile: object | None = None  # lang.c.cfile.CFile
+    index: int = 0
+
+    def sizes(self, program: Program) -> dict[str, int]:
+        """The sizes that can be set, by the name that sets them, with their values."""
+        if self.cfile is None:
+            return dict(program.sizes)
+        return {name.upper(): v for name, v in self.cfile.scops[self.index].size_vars.items()}
+
+    def at(self, program: Program, sizes: Mapping[str, int]) -> Program:
+        """`program` with `sizes` (every one of `self.sizes`): a `LooperError` when it does not
+        parse there, or its sizes do not take those values."""
+        if self.cfile is None:
+            from .parse import parse_source
+            return parse_source(program.source, program.path, None, dict(sizes))
+        from .c.cfile import parse_c_file
+        cfile, scop = self.cfile, self.cfile.scops[self.index]
+        names = "|".join(re.escape(k) for k in sizes)
+        flags = tuple(f for f in cfile.cpp_flags if not re.fullmatch(rf"-D({names})(=.*)?", f)) + \
+            tuple(f"-D{k}={v}" for k, v in sizes.items())
+        again = _reparse(cfile, flags, parse_c_file)
+        if len(again.scops) != len(cfile.scops):
+            raise LooperError(f"its scops change with {' '.join(flags[-len(sizes):])}", cfile.path)
+        got = {k.upper(): v for k, v in again.scops[self.index].size_vars.items()}
+        if got != dict(sizes) or [s.name for s in again.scops[self.index].program.statements] != \
+                [s.name for s in scop.program.statements]:
+            shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            raise LooperError(f"its sizes do not follow -D flags ({shown} gave "
+                              f"{', '.join(f'{k}={v}' for k, v in got.items())})", cfile.path)
+        return again.scops[self.index].program
 
 
 def _reparse(cfile, flags: tuple[str, ...], parse_c_file):

@@ -138,9 +138,6 @@ def expand(state: BeamState, level: str, depth: int, deps: Dependences
     return fresh, children
 
 
-THREAD_STEPS = frozenset(("parallelize", "region"))
-
-
 def without_threads(steps: tuple) -> tuple:
     """A bundled candidate (an expansion or a cache tile, a parallel loop, then a register tile)
     without its parallel steps, for a search kept sequential (`policy.sequential`): rejected
@@ -148,7 +145,7 @@ def without_threads(steps: tuple) -> tuple:
     team) with no register tile at all.  A lone parallel step stays, to be rejected."""
     if len(steps) < 2:
         return steps
-    return tuple(t for t in steps if t.kind not in THREAD_STEPS)
+    return tuple(t for t in steps if not t.threads)
 
 
 def sample(policy: SearchPolicy, cands: list, depth: int, parent: Schedule) -> list:

@@ -42,9 +42,12 @@ from typing import Callable, Sequence
 
 from ..costmodel.terms import Estimates
 from ..ir.program import Program
+from ..poly.deps import Dependences
+from ..poly.legality import replay
 from ..runtime.judge import Judgement, expected_mean
 from ..runtime.status import Status
 from ..target import Target
+from ..transforms.registry import TRANSFORMS
 from ..transforms.schedule import Schedule
 from .scoring import Score, SearchResult
 from .evaluators import ExecutionEvaluator, ModelEvaluator
@@ -55,14 +58,17 @@ MODEL_STRUCTURE = frozenset(("shift", "fuse", "distribute", "interchange", "reve
 FAMILIES = ("register", "pack", "timetile", "vector", "tile", "parallel", "plain")
 
 
-MARKS = frozenset(("unroll", "vectorize", "region"))
+@functools.cache
+def _marks() -> frozenset[str]:
+    """The kinds that only mark loops (`Transform.mark`: unroll, vector and region pragmas)."""
+    return frozenset(k for k in TRANSFORMS.kinds() if TRANSFORMS.by_kind(k).mark)
 
 
 def shape(s: Schedule) -> str:
     """A schedule's description without its pure marks (unroll, vector, region pragmas) and its
-    enablers (reversals): candidates of one shape differ by a few percent at most, so a round
-    measures one of each first."""
-    return s.describe(without=MARKS | {"reverse"})
+    reversals: candidates of one shape differ by a few percent at most, so a round measures one
+    of each first."""
+    return s.describe(without=_marks() | {"reverse"})
 
 
 def structure_of(s: Schedule) -> str:
@@ -404,12 +410,42 @@ def correct(cands: list[Candidate]) -> None:
                 break
 
 
+@dataclass(frozen=True)
+class OnStandIn:
+    """Where the rounds run when the program is long: a smaller stand-in of it (`search.proxy`),
+    its dependences, and the evaluator that checks and times programs at its sizes."""
+
+    program: Program
+    deps: Dependences
+    evaluator: ExecutionEvaluator
+
+
 def measure_round(program: Program, cands: list[Candidate], evaluator: ExecutionEvaluator,
-                  first_region: float = 0.0) -> None:
+                  first_region: float = 0.0, stand_in: OnStandIn | None = None) -> None:
     """Check and time `cands` (fresh processes each, per the evaluator's protocol); a candidate
-    that starts a thread team is scored by its expected mean (`as_run`)."""
-    for c, sc in zip(cands, evaluator.evaluate(program, [c.schedule for c in cands])):
-        c.measured = as_run(c.schedule, sc, first_region)
+    that starts a thread team is scored by its expected mean (`as_run`).  With a stand-in, each
+    candidate runs there, replayed (and checked by isl) at its sizes; one that does not replay
+    runs on the program."""
+    on_program: list[tuple[Candidate, Schedule]] = []
+    on_stand_in: list[tuple[Candidate, Schedule]] = []
+    for c in cands:
+        if stand_in is not None:
+            moved, why = replay(c.schedule, stand_in.program, stand_in.deps)
+            if why is None:
+                on_stand_in.append((c, moved))
+                continue
+        on_program.append((c, c.schedule))
+    _measure(program, on_program, evaluator, first_region)
+    if stand_in is not None:
+        _measure(stand_in.program, on_stand_in, stand_in.evaluator, first_region)
+
+
+def _measure(program: Program, pairs: list[tuple[Candidate, Schedule]], evaluator: ExecutionEvaluator,
+             first_region: float) -> None:
+    """Each candidate's score: its schedule (of `program`) checked and timed."""
+    if pairs:
+        for (c, s), sc in zip(pairs, evaluator.evaluate(program, [s for _, s in pairs])):
+            c.measured = as_run(s, sc, first_region)
 
 
 def team_cost(s: Schedule, first_region: float) -> float:
@@ -457,20 +493,22 @@ def distinct_best(measured: list[Candidate], n: int) -> list[Candidate]:
 
 def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluator, rounds: int = 2,
              per_round: int = 8, confirm: int = 3, regions: bool = True, first_region: float = 0.0,
-             grow: Grow | None = None, follow: int = 0) -> tuple[SearchResult, list[Verified], Budgeted]:
+             grow: Grow | None = None, follow: int = 0, stand_in: OnStandIn | None = None
+             ) -> tuple[SearchResult, list[Verified], Budgeted]:
     """The ranking search's `result` measured on a budget (steps 2-5 of the module docstring).
     `first_region`: the target's mean cost of a fresh process's first parallel region
     (`Limits.fork_seconds`; 0 on one thread), charged to candidates that start a team.  `grow`:
     ranks a loop structure's refinements, for the last round (`regrow`; None: not grown).
     `follow`: rounds added after the last, each only while the round before found a new fastest
-    loop structure (`overtaken`), to measure its refinements (grown from it first)."""
+    loop structure (`overtaken`), to measure its refinements (grown from it first).
+    `stand_in`: where the rounds run (`OnStandIn`; the confirmation runs the program itself)."""
     began = time.perf_counter()
     cands = ranked(result, regions)
     report = Budgeted(cands)
     batch = first_round(cands, per_round)
     while batch:
         before = leaders(cands)
-        measure_round(program, batch, evaluator, first_region)
+        measure_round(program, batch, evaluator, first_region, stand_in)
         report.rounds.append(len(batch))
         correct(cands)
         done = len(report.rounds)

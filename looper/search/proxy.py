@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Mapping
 
 from ..errors import LooperError
 from ..ir.program import Guard, Loop, Node, Program
+from ..lang.resize import Origin
 from ..poly.deps import Dependences
 from ..poly.legality import replay
 from ..runtime.status import Status
@@ -39,6 +41,11 @@ from .hybrid import structure, top_candidates
 
 MIN_STEPS = 100  # a time tile is 16-32 steps high: a stand-in keeps several of them
 MIN_SIZE = 64  # a smaller stand-in keeps room for a cache block and a register tile
+# The hybrid's own stand-in (`automatic`): for a program whose original runs this long or longer,
+# sizes divided by the least factor that brings its run near STAND_IN_SECONDS, at most MAX_FACTOR
+LONG_SECONDS = 1.0
+STAND_IN_SECONDS = 0.25
+MAX_FACTOR = 4
 CARRIED = 8  # loop structures whose best schedule is replayed on the program (answer, confirmation, fallbacks)
 
 
@@ -58,6 +65,22 @@ class Proxy:
     def describe(self) -> str:
         return " and ".join(([f"time steps / {self.steps}"] if self.steps else [])
                             + ([f"sizes / {self.sizes}"] if self.sizes else []))
+
+
+def automatic(program: Program, original_seconds: float | None) -> Proxy | None:
+    """The stand-in the default search measures its rounds on, for a long program (None: not
+    long).  floyd-warshall LARGE's original runs seconds, and a budget of two dozen candidates,
+    each checked and timed in fresh processes, took 554 s of its search; its sizes halved run an
+    eighth as long.  The work of a nest of depth d shrinks as the factor to the d, so the factor
+    is the least that brings the run near `STAND_IN_SECONDS`, at most `MAX_FACTOR` (LARGE's
+    arrays, a quarter as wide, still outgrow L2), and the finalists are timed again at the
+    program's own sizes."""
+    if original_seconds is None or original_seconds < LONG_SECONDS:
+        return None
+    depth = max(program.max_depth, 1)
+    factor = next((f for f in range(2, MAX_FACTOR + 1) if original_seconds / f ** depth <= STAND_IN_SECONDS),
+                  MAX_FACTOR)
+    return Proxy(sizes=factor)
 
 
 @dataclass(frozen=True)
@@ -100,14 +123,16 @@ def _bound_names(node: Node, outer: set[str], inner: set[str], top: bool) -> Non
             _bound_names(child, outer, inner, top)
 
 
-def lowered_sizes(program: Program, proxy: Proxy, steps: tuple[str, ...] | None = None) -> dict[str, int]:
+def lowered_sizes(program: Program, proxy: Proxy, steps: tuple[str, ...] | None = None,
+                  sizes: Mapping[str, int] | None = None) -> dict[str, int]:
     """The stand-in's value of each size `proxy` lowers: a time step divided by `proxy.steps`
     (at least `MIN_STEPS` kept), every size by `proxy.sizes` (at least `MIN_SIZE`, or
     `MIN_STEPS` for a time step); a size already at its minimum is kept.  `steps`: the
-    program's `step_sizes`, when the caller has them."""
+    program's `step_sizes`, when the caller has them; `sizes`: the sizes to lower (default:
+    the program's own, a Python program's)."""
     steps = set(step_sizes(program) if steps is None else steps)
     out = {}
-    for name, old in program.sizes.items():
+    for name, old in (program.sizes if sizes is None else sizes).items():
         factor = ((proxy.steps or 1) if name in steps else 1) * (proxy.sizes or 1)
         floor = MIN_STEPS if name in steps else MIN_SIZE
         new = max(math.ceil(old / factor), min(old, floor))
@@ -116,27 +141,29 @@ def lowered_sizes(program: Program, proxy: Proxy, steps: tuple[str, ...] | None 
     return out
 
 
-def stand_in(program: Program, proxy: Proxy) -> StandIn | str:
-    """The program with the sizes `proxy` lowers, parsed again from its source, or why there is none."""
-    if not program.path.endswith(".py"):
-        return "a stand-in is made from a Python program's source (this one is C)"
-    steps = step_sizes(program)
+def stand_in(program: Program, proxy: Proxy, origin: Origin = Origin()) -> StandIn | str:
+    """The program with the sizes `proxy` lowers, parsed again (`origin`: where from, a C file's
+    scop or the program's own Python source), or why there is none.  A C scop's sizes are
+    constants by the time it is a program, so its time steps are not told apart: only the sizes
+    stand-in applies to it, to all of them."""
+    sizes = origin.sizes(program)
+    steps = step_sizes(program) if origin.cfile is None else ()
     if proxy.steps and not proxy.sizes and not steps:
-        return "no size counts time steps (one that bounds only outermost loops and sizes no written array)"
-    fewer = lowered_sizes(program, proxy, steps)
+        return ("a C file's time steps are not told from its other sizes" if origin.cfile is not None else
+                "no size counts time steps (one that bounds only outermost loops and sizes no written array)")
+    fewer = lowered_sizes(program, proxy, steps, sizes)
     if not fewer:
-        what = (f"its time steps ({', '.join(f'{k}={program.sizes[k]}' for k in steps)})"
+        what = (f"its time steps ({', '.join(f'{k}={sizes[k]}' for k in steps)})"
                 if not proxy.sizes else "its sizes")
         return f"{what} are already small"
-    from ..lang.parse import parse_source
     try:
-        smaller = parse_source(program.source, program.path, None, dict(program.sizes, **fewer))  # every size given
+        smaller = origin.at(program, dict(sizes, **fewer))  # every size given
     except LooperError as e:
         return f"it does not parse with {', '.join(f'{k}={v}' for k, v in fewer.items())}: {e.message}"
     if any(s.domain.is_empty() for s in smaller.statements) and not any(s.domain.is_empty()
                                                                         for s in program.statements):
         return "a statement never runs at the stand-in's sizes"
-    return StandIn(smaller, {k: (program.sizes[k], v) for k, v in fewer.items()})
+    return StandIn(smaller, {k: (sizes[k], v) for k, v in fewer.items()})
 
 
 def carry(found: SearchResult, program: Program, deps: Dependences, keep: int = CARRIED) -> SearchResult:

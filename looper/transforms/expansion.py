@@ -74,7 +74,7 @@ class Expand(Transform):
         statements = tuple(self._rewritten(st, lows, program) if st.name in self.statements else st
                            for st in program.statements)
         out = live_out(program, self.array, self.statements, self.levels) \
-            if self.array in {o.array for o in program.outputs} else None
+            if program.is_output(self.array) else None
         if not isinstance(out, LiveOut):
             return replace(L, program=replace(program, arrays=arrays, statements=statements))
         # the copy-out, in its own nest after every other (`LiveOut`)
@@ -114,7 +114,7 @@ class Expand(Transform):
 
     def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
         why = expansion_obstacle(before.program, self.array, self.statements, self.levels)
-        if why is None and self.array in {o.array for o in before.program.outputs} \
+        if why is None and before.program.is_output(self.array) \
                 and not all(rows[0].is_constant and rows[0].div == 1 for rows in before.rows.values()):
             # the copy-out goes after every nest by the outermost static row: there must be one
             why = f"{self.array} is an output and the schedule's outermost row is a loop: no place after it"
@@ -163,7 +163,7 @@ def expansion_obstacle(program: Program, name: str, statements: tuple[str, ...],
         if not m.is_subset(_same_iteration(m, levels)):
             src, dst = m.get_tuple_name(isl.dim_type.in_), m.get_tuple_name(isl.dim_type.out)
             return f"a value of {name} flows from {src} to {dst} across iterations of an expanded loop"
-    if name in {o.array for o in program.outputs}:
+    if program.is_output(name):
         out = live_out(program, name, statements, levels)
         if not isinstance(out, LiveOut):
             return out

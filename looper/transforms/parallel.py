@@ -23,6 +23,7 @@ class Parallelize(LoopMarks):
     kind: ClassVar[str] = "parallelize"
     level: ClassVar[str] = "parallel"
     feature_slot: ClassVar[int] = 6
+    threads: ClassVar[bool] = True
 
     def apply(self, L: Lowered) -> Lowered:
         return replace(L, parallel=L.parallel | self.marks())
@@ -98,6 +99,8 @@ class ParallelRegion(Transform):
     feature_slot: ClassVar[int] = 10
     level: ClassVar[str] = "unroll"
     refines: ClassVar[bool] = True
+    threads: ClassVar[bool] = True
+    mark: ClassVar[bool] = True
 
     def touched(self) -> frozenset[str]:
         return frozenset()

@@ -16,8 +16,11 @@ A transformation is one class.  It declares everything the rest of looper asks o
 - `candidates(ctx)`: its candidate generator, a class method that yields instances (or short
   sequences of transformations, as tuples) for the schedule and loop in `ctx`;
 - `enabler` (it only makes later steps legal: a model-guided answer drops it when no later step
-  needs it, `search.simplify`) and `refines` (it annotates loops without moving any: schedules
-  differing only in such steps share a loop structure).
+  needs it, `search.simplify`), `refines` (it annotates loops without moving any: schedules
+  differing only in such steps share a loop structure), `threads` (it starts or shapes a thread
+  team: a search kept sequential drops it, `search.beam.without_threads`) and `mark` (it
+  changes only how loops are printed, pragmas and unrolling: candidates differing only in such
+  steps have one shape, `search.budget.shape`).
 
 A transformation that only marks whole loops (a pragma: parallel, unroll, vector) builds on
 `LoopMarks`, which holds the loops and says which statements they touch and how they read.
@@ -151,6 +154,8 @@ class Transform:
     feature_flag: ClassVar[str | None] = None
     enabler: ClassVar[bool] = False
     refines: ClassVar[bool] = False
+    threads: ClassVar[bool] = False
+    mark: ClassVar[bool] = False
 
     def touched(self) -> frozenset[str]:
         raise NotImplementedError

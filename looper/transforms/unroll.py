@@ -21,6 +21,7 @@ class Unroll(LoopMarks):
     kind: ClassVar[str] = "unroll"
     level: ClassVar[str] = "unroll"
     feature_slot: ClassVar[int] = 8
+    mark: ClassVar[bool] = True
 
     def apply(self, L: Lowered) -> Lowered:
         extra = tuple((s, row, self.factor) for stmts, row in self.loops for s in stmts)

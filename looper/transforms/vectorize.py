@@ -31,6 +31,7 @@ class Vectorize(LoopMarks):
     kind: ClassVar[str] = "vectorize"
     feature_slot: ClassVar[int] = 12
     level: ClassVar[str] = "unroll"
+    mark: ClassVar[bool] = True
 
     def apply(self, L: Lowered) -> Lowered:
         return replace(L, vector=L.vector | self.marks())

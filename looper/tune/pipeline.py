@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..ir.program import Program
-from ..lang.resize import Resized
+from ..lang.resize import Origin, Resized
 from ..poly.deps import Dependences, compute_dependences
 from ..runtime.measurements import MeasurementStore
 from ..runtime.ompenv import OmpEnv
@@ -33,10 +33,10 @@ from ..search.beam import beam_search
 from ..search.scoring import SearchResult
 from ..search.confirm import confirm
 from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
-from ..search.budget import Budgeted, Ranking, budgeted
+from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
 from ..search.policy import SearchPolicy, policy_for, refining
-from ..search.proxy import StandIn, carry, stand_in
+from ..search.proxy import StandIn, automatic, carry, stand_in
 from ..search.restraint import restraint
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
@@ -60,7 +60,8 @@ class Search:
     options: TuneOptions = field(default_factory=TuneOptions)
     verified: list[Verified] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the search did differently from what was asked
-    # a measuring search's stand-in with fewer time steps or smaller sizes (`search.proxy`), and its evaluator
+    # a stand-in with fewer time steps or smaller sizes (`search.proxy`), and its evaluator: a
+    # measuring search's beam runs on it, the hybrid's rounds do
     stand_in: StandIn | None = None
     stand_in_measure: ExecutionEvaluator | None = None
     budget: Budgeted | None = None  # the hybrid's measurements and confirmation
@@ -70,7 +71,7 @@ class Search:
         """The search's answer (`keep_open`: the measuring evaluator stays usable after it, for
         reports that time the answer again; `close()` it then)."""
         try:
-            if self.stand_in is not None:
+            if self.stand_in is not None and self.kind is Evaluator.MEASURE:
                 found = beam_search(self.stand_in.program, compute_dependences(self.stand_in.program),
                                     self.stand_in_measure, self.policy, progress)
                 result = carry(found, self.program, deps)
@@ -85,10 +86,12 @@ class Search:
                 def grow(structure: Schedule) -> SearchResult:
                     return beam_search(self.program, deps, self.evaluator, refine, start=structure)
 
+                on = None if self.stand_in is None else OnStandIn(
+                    self.stand_in.program, compute_dependences(self.stand_in.program), self.stand_in_measure)
                 result, self.verified, self.budget = budgeted(self.program, result, self.measure, h.rounds,
                                                               h.per_round, h.confirm, regions=self.policy.regions,
                                                               first_region=self.first_region, grow=grow,
-                                                              follow=h.follow)
+                                                              follow=h.follow, stand_in=on)
                 self.notes.extend(self.budget.notes)
             return result
         finally:
@@ -132,10 +135,12 @@ def never_runs(program: Program) -> str | None:
 
 
 def prepare(program: Program, options: TuneOptions, target: Target, model=None,
-            store: MeasurementStore | None = None, progress: Progress | None = None) -> Search:
+            store: MeasurementStore | None = None, progress: Progress | None = None,
+            origin: Origin = Origin()) -> Search:
     """The search of `program` that `options` ask for on `target`.  `model`: a loaded (network,
     metadata) pair (None: `options.model`, else the shipped weights, loaded here); `store`: the
-    measurement memo (None: `options.db`'s, when `options.memo`)."""
+    measurement memo (None: `options.db`'s, when `options.memo`); `origin`: where the program
+    was parsed from (a stand-in is parsed from it again at smaller sizes)."""
     kind = Evaluator.parse(options.evaluator)
     notes = []
     encodable = True
@@ -154,7 +159,7 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
         if store is None and options.memo:
             store = MeasurementStore(options.db)
         measure = _measuring(program, options, target, store, progress)
-    made, proxy_measure = _stand_in(program, options, kind, target, store, progress, notes)
+    made, proxy_measure = _stand_in(program, options, kind, target, store, progress, notes, origin, measure)
     meta = None
     if kind is Evaluator.MEASURE:
         scorer: object = measure
@@ -186,16 +191,25 @@ def _measuring(program: Program, options: TuneOptions, target: Target, store, pr
 
 
 def _stand_in(program: Program, options: TuneOptions, kind: Evaluator, target: Target, store, progress,
-              notes: list[str]) -> tuple[StandIn | None, ExecutionEvaluator | None]:
-    """The stand-in `options.proxy` asks for (a measuring search only), and its evaluator."""
-    if options.proxy is None:
+              notes: list[str], origin: Origin, measure: ExecutionEvaluator | None
+              ) -> tuple[StandIn | None, ExecutionEvaluator | None]:
+    """The stand-in `options.proxy` asks for (a measuring search's beam, or the hybrid's rounds,
+    run on it), or, for the hybrid, the one a long program gets (`search.proxy.automatic`), and
+    its evaluator."""
+    proxy = options.proxy
+    if proxy is None and kind is Evaluator.HYBRID and measure is not None:
+        proxy = automatic(program, measure.original_seconds())
+    if proxy is None:
         return None, None
-    made = stand_in(program, options.proxy) if kind is Evaluator.MEASURE else "only a measuring search uses one"
+    made = stand_in(program, proxy, origin) if kind.measures else "a search that measures nothing needs none"
     if isinstance(made, str):
-        notes.append(f"no stand-in ({options.proxy.describe()}): {made}")
+        notes.append(f"no stand-in ({proxy.describe()}): {made}")
         return None, None
-    notes.append(f"candidates measured with {made.describe()}; the best replayed and timed again "
-                 "at the program's sizes")
+    if kind is Evaluator.HYBRID:
+        notes.append(f"candidates measured with {made.describe()}; the best timed again at the program's sizes")
+    else:
+        notes.append(f"candidates measured with {made.describe()}; the best replayed and timed again "
+                     "at the program's sizes")
     return made, _measuring(made.program, options, target, store, progress)
 
 
@@ -207,13 +221,15 @@ def verify_options(options: TuneOptions, target: Target) -> VerifyOptions:
 
 def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
          store: MeasurementStore | None = None, resized: Resized | None = None, index: int = 0,
-         progress: Progress | None = None, level_progress: LevelProgress | None = None) -> Answer:
+         progress: Progress | None = None, level_progress: LevelProgress | None = None,
+         origin: Origin = Origin()) -> Answer:
     """Tune `program` for `target` as `options` say (the stages in the module docstring).
     `resized`: the program at the verification size (`lang.resize`; its `index`-th program is this
-    one), None to skip verification and the speed guard."""
+    one), None to skip verification and the speed guard.  `origin`: where the program was parsed
+    from (default: its own Python source)."""
     t0 = time.perf_counter()
     deps = compute_dependences(program)
-    search = prepare(program, options, target, model, store, progress)
+    search = prepare(program, options, target, model, store, progress, origin)
     result = search.run(deps, progress=level_progress, keep_open=True)
     check, lines = None, []
     try:

@@ -128,6 +128,28 @@ def test_an_answer_with_one_run_far_slower_than_the_original_is_passed_over(gemm
     assert family(best.best) == "tile"
 
 
+def test_with_a_stand_in_the_rounds_run_there_and_the_confirmation_on_the_program(gemm_ranked):
+    """Every round's candidate is replayed on the stand-in (half gemm's sizes) and measured
+    there; the finalists are confirmed, and answered, as schedules of the program.  A candidate
+    that does not replay on the stand-in runs on the program."""
+    from looper.search.budget import OnStandIn
+    from looper.search.proxy import Proxy, stand_in
+    p, _, result = gemm_ranked
+    made = stand_in(p, Proxy(sizes=2)).program
+    ev, on = FixedTimes({"register": 5.0, "tile": 2.0}), FixedTimes({"register": 5.0, "tile": 2.0})
+    best, verified, report = budgeted(p, result, ev, rounds=2, per_round=4, confirm=2,
+                                      stand_in=OnStandIn(made, compute_dependences(made), on))
+    assert report.rounds == [4, 4] and not ev.evaluated and len(on.evaluated) == 8
+    assert all(s.program is made for s in on.evaluated)
+    assert family(best.best) == "register" and best.best.program is p
+    assert all(v.schedule.program is p for v in verified)
+    # a stand-in the candidates do not replay on (one statement, where gemm's steps name two)
+    other = parse_file(kernel_path("floyd_warshall"), "MINI")
+    ev, on = FixedTimes({"register": 5.0}), FixedTimes({"register": 5.0})
+    budgeted(p, result, ev, rounds=1, per_round=4, confirm=1, stand_in=OnStandIn(other, compute_dependences(other), on))
+    assert len(ev.evaluated) == 4 and not on.evaluated
+
+
 def test_nothing_faster_means_the_original(gemm_ranked):
     p, _, result = gemm_ranked
     ev = FixedTimes({f: 0.5 for f in FAMILIES})

@@ -9,9 +9,10 @@ from looper.poly.legality import check_schedule
 from looper.search.beam import beam_search
 from looper.tune import Evaluator, TuneOptions, prepare
 from looper.search.policy import SearchPolicy
-from looper.search.proxy import Proxy, carry, lowered_sizes, stand_in, step_sizes
+from looper.lang.resize import Origin
+from looper.search.proxy import Proxy, automatic, carry, lowered_sizes, stand_in, step_sizes
 
-from conftest import kernel_path
+from conftest import SHARED, kernel_path
 from helpers import TARGET, HashScores, differential
 
 
@@ -82,8 +83,8 @@ def test_no_stand_in_says_why():
     s.close()
     assert s.stand_in is None and any("no stand-in (time steps / 8): no size counts" in n for n in s.notes)
     jacobi = parse_file(kernel_path("jacobi_2d"), "LARGE")
-    s = prepare(jacobi, TuneOptions(proxy=Proxy(steps=8)), TARGET)
-    assert s.stand_in is None and any("only a measuring search" in n for n in s.notes)
+    s = prepare(jacobi, TuneOptions(evaluator=Evaluator.MODEL, proxy=Proxy(steps=8)), TARGET)
+    assert s.stand_in is None and any("a search that measures nothing needs none" in n for n in s.notes)
 
 
 def test_proxy_of_the_options():
@@ -148,4 +149,63 @@ def test_optimize_with_a_size_proxy_and_the_model_says_it_measures_nothing():
     from looper.api import optimize
     kernel = optimize(kernel_path("gemm"), "MEDIUM", evaluator="model", proxy=Proxy(sizes=2), verify=False,
                       speed_guard=False)
-    assert any("no stand-in (sizes / 2): only a measuring search uses one" in n for n in kernel.notes)
+    assert any("no stand-in (sizes / 2): a search that measures nothing needs none" in n for n in kernel.notes)
+
+
+def test_the_hybrid_takes_a_stand_in_for_a_long_program():
+    """A run of a second or more: sizes divided by the least factor that brings a nest of depth
+    d near a quarter of a second (the work shrinks as the factor to the d), at most 4."""
+    gemm, mvt = parse_file(kernel_path("gemm"), "MINI"), parse_file(kernel_path("mvt"), "MINI")
+    assert automatic(gemm, None) is None and automatic(gemm, 0.9) is None
+    assert automatic(gemm, 2.0) == Proxy(sizes=2)  # 2 s / 8 = 0.25 s
+    assert automatic(gemm, 6.0) == Proxy(sizes=3) and automatic(gemm, 8.0) == Proxy(sizes=4)
+    assert automatic(gemm, 500.0) == Proxy(sizes=4)
+    assert automatic(mvt, 1.0) == Proxy(sizes=2) and automatic(mvt, 3.0) == Proxy(sizes=4)
+
+
+PB = SHARED / "polybench-c"
+needs_polybench = pytest.mark.skipif(not (PB / "utilities" / "polybench.c").exists(),
+                                     reason=f"PolyBench/C sources not found in {PB}")
+
+
+@needs_polybench
+def test_a_c_scops_stand_in_is_the_file_preprocessed_with_smaller_sizes():
+    from looper.lang.c.cfile import parse_c_file
+    flags = (f"-I{PB / 'utilities'}", "-DLARGE_DATASET")
+    cfile = parse_c_file(PB / "linear-algebra/blas/gemm/gemm.c", flags)
+    program = cfile.scops[0].program
+    made = stand_in(program, Proxy(sizes=2), Origin(cfile, 0))
+    assert made.lowered == {"NI": (1000, 500), "NJ": (1100, 550), "NK": (1200, 600)}
+    assert [s.name for s in made.program.statements] == [s.name for s in program.statements]
+    assert made.program.statements[1].domain.count_val().to_python() == 500 * 550 * 600
+    assert "time steps are not told" in stand_in(program, Proxy(steps=4), Origin(cfile, 0))
+    # the sizes a file sets itself do not move with -D: no stand-in
+    fixed = parse_c_file(PB / "linear-algebra/blas/gemm/gemm.c", flags + ("-DNI=1000", "-DNJ=1100", "-DNK=1200"))
+    assert Origin(fixed, 0).sizes(fixed.scops[0].program) == {"NI": 1000, "NJ": 1100, "NK": 1200}
+
+
+def test_sizes_a_c_file_sets_itself_give_no_stand_in(tmp_path):
+    from looper.lang.c.cfile import parse_c_file
+    src = tmp_path / "k.c"
+    src.write_text("void k(double A[300][300])\n{\n  int i, j, n = 300;\n#pragma scop\n"
+                   "  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      A[i][j] = A[i][j] * 2.0;\n"
+                   "#pragma endscop\n}\n")
+    cfile = parse_c_file(src)
+    why = stand_in(cfile.scops[0].program, Proxy(sizes=2), Origin(cfile, 0))
+    assert isinstance(why, str) and "do not follow -D flags" in why, why
+
+
+@needs_polybench
+def test_the_default_search_measures_its_rounds_on_a_stand_in_of_a_c_file(tmp_path):
+    """`looper optimize gemm.c --size-proxy 2` with the hybrid: every round's candidate runs at
+    half the sizes, the finalists and the original at the file's own, and the answer written
+    is verified (its outputs the original's)."""
+    import looper
+    from looper.tune import HybridOptions
+    done = looper.optimize(PB / "linear-algebra/blas/gemm/gemm.c", "MEDIUM", includes=[str(PB / "utilities")],
+                           evaluator="hybrid", hybrid=HybridOptions(1, 4, 2, 0), size_proxy=2, memo=False)
+    [k] = done.kernels
+    assert any(n.startswith("candidates measured with NI=100 (of 200), NJ=110 (of 220), NK=120 (of 240)")
+               for n in k.notes), k.notes
+    assert 1 <= len(k.verified) <= 4 and all(v.schedule.program is k.program for v in k.verified)
+    assert k.check is not None and k.check.skipped is None  # verified at SMALL before it was written

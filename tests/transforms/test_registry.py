@@ -332,3 +332,20 @@ def test_searches_are_the_same_with_caches_off(kernel):
         without = run()
     assert caching.enabled()
     assert without == with_caches
+
+
+def test_the_kinds_that_start_threads_and_those_that_only_mark_loops():
+    """What a sequential search strips from a bundle (`search.beam.without_threads`), and what
+    one shape of candidates may differ in (`search.budget.shape`): declared by each class."""
+    from looper.search.budget import shape
+    from looper.search.beam import without_threads
+    from looper.transforms import Parallelize, Tile, Unroll
+    from looper.transforms.registry import TRANSFORMS
+    classes = [TRANSFORMS.by_kind(k) for k in TRANSFORMS.kinds()]
+    assert {c.kind for c in classes if c.threads} == {"parallelize", "region"}
+    assert {c.kind for c in classes if c.mark} == {"unroll", "vectorize", "region"}
+    p = parse_file(kernel_path("gemm"), "MINI")
+    par, tile = Parallelize(((("S1",), 1),)), Tile(((("S1",), (3, 5), (8, 8)),))
+    assert without_threads((par, tile)) == (tile,) and without_threads((par,)) == (par,)
+    s = Schedule(p).then(tile)
+    assert shape(s.then(Unroll(((("S1",), 9),), 4))) == shape(s) != shape(s.then(par))
