@@ -117,3 +117,45 @@ def build_and_run(src: Path, args: list[str]) -> str:
         assert r.returncode == 0, r.stderr
         out.append(r.stdout)
     return "\n--\n".join(out)
+
+
+# A kernel sized by -DN (default 64) that prints everything it computes: one region, its size
+# variable n, two array parameters.
+SIZED_BY_DEFINES = r"""
+#include <stdio.h>
+#ifndef N
+#define N 64
+#endif
+static double A[N][N], B[N][N];
+
+void k(int n, double X[N][N], double Y[N][N]) {
+  int i, j;
+#pragma scop
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      X[i][j] = X[i][j] * 0.5 + Y[j][i];
+#pragma endscop
+}
+
+int main(void) {
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      A[i][j] = (i * 7 + j) % 13 / 13.0;
+      B[i][j] = (i + 3 * j) % 11 / 11.0;
+    }
+  k(N, A, B);
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      printf("%.17g\n", A[i][j]);
+  return 0;
+}
+"""
+
+
+def run_sized(source: Path, n: int, tmp: Path) -> str:
+    """Build a C file sized by `-DN=n` (C_CFLAGS) and run it on 2 threads: what it prints."""
+    exe = tmp / f"{source.stem}-{n}.exe"
+    subprocess.run(["gcc", *C_CFLAGS, f"-DN={n}", str(source), "-o", str(exe)],
+                   check=True)
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                          env=dict(os.environ, OMP_NUM_THREADS="2")).stdout

@@ -4,52 +4,12 @@ block per set of sizes, entered at those sizes, with the original statements for
 file is compiled and run against the original at the tuned sizes and at another."""
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
 from looper.codegen.inplace import Version, inplace_source, inplace_versions_source
 from looper.lang.c.cfile import parse_c_file
 from looper.transforms import Interchange, Parallelize
 from looper.transforms.schedule import Schedule
 
-KERNEL = r"""#include <stdio.h>
-#ifndef N
-#define N 64
-#endif
-static double A[N][N], B[N][N];
-
-void k(int n, double X[N][N], double Y[N][N]) {
-  int i, j;
-#pragma scop
-  for (i = 0; i < n; i++)
-    for (j = 0; j < n; j++)
-      X[i][j] = X[i][j] * 0.5 + Y[j][i];
-#pragma endscop
-}
-
-int main(void) {
-  for (int i = 0; i < N; i++)
-    for (int j = 0; j < N; j++) {
-      A[i][j] = (i * 7 + j) % 13 / 13.0;
-      B[i][j] = (i + 3 * j) % 11 / 11.0;
-    }
-  k(N, A, B);
-  for (int i = 0; i < N; i++)
-    for (int j = 0; j < N; j++)
-      printf("%.17g\n", A[i][j]);
-  return 0;
-}
-"""
-
-
-def _output(source: Path, n: int, tmp: Path) -> str:
-    exe = tmp / f"{source.stem}-{n}.exe"
-    subprocess.run(["gcc", "-O2", "-fopenmp", "-ffp-contract=off", f"-DN={n}", str(source), "-o", str(exe)],
-                   check=True)
-    return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
-                          env=dict(os.environ, OMP_NUM_THREADS="2")).stdout
-
+from helpers import SIZED_BY_DEFINES, run_sized
 
 def _at(src: Path, n: int):
     cfile = parse_c_file(src, (f"-DN={n}",))
@@ -62,7 +22,7 @@ def _tuned(scop):
 
 
 def test_an_original_answer_leaves_the_file_as_it_was(tmp_path):
-    for name, text in (("lf", KERNEL), ("crlf", KERNEL.replace("\n", "\r\n"))):
+    for name, text in (("lf", SIZED_BY_DEFINES), ("crlf", SIZED_BY_DEFINES.replace("\n", "\r\n"))):
         src = tmp_path / f"{name}.c"
         src.write_bytes(text.encode())
         cfile, scop = _at(src, 40)
@@ -73,7 +33,7 @@ def test_an_original_answer_leaves_the_file_as_it_was(tmp_path):
 
 def test_a_tuned_answer_is_entered_at_its_sizes(tmp_path):
     src = tmp_path / "k.c"
-    src.write_text(KERNEL)
+    src.write_text(SIZED_BY_DEFINES)
     cfile, scop = _at(src, 40)
     text = inplace_source(cfile, [_tuned(scop)], ["looper: interchange ; parallelize"])
     assert "#pragma scop" not in text and "if (n == 40\n" in text and "omp parallel for" in text
@@ -81,14 +41,14 @@ def test_a_tuned_answer_is_entered_at_its_sizes(tmp_path):
     out = tmp_path / "k.looper.c"
     out.write_text(text)
     for n in (40, 50):
-        assert _output(out, n, tmp_path) == _output(src, n, tmp_path), n
+        assert run_sized(out, n, tmp_path) == run_sized(src, n, tmp_path), n
 
 
 def test_versions_whose_answer_is_original_take_the_original_branch(tmp_path):
     """Two sets of sizes, one tuned, one answered by the original: only the tuned one gets a
     block; the region's comment says the other runs the original code."""
     src = tmp_path / "k.c"
-    src.write_text(KERNEL)
+    src.write_text(SIZED_BY_DEFINES)
     (c40, s40), (_, s80) = _at(src, 40), _at(src, 80)
     both = inplace_versions_source(c40, [[Version(s40, _tuned(s40), "looper: tuned", "N=40"),
                                           Version(s80, _tuned(s80), "looper: tuned", "N=80")]])
@@ -101,7 +61,7 @@ def test_versions_whose_answer_is_original_take_the_original_branch(tmp_path):
         out = tmp_path / f"{name}.c"
         out.write_text(text)
         for n in (40, 80, 50):
-            assert _output(out, n, tmp_path) == _output(src, n, tmp_path), (name, n)
+            assert run_sized(out, n, tmp_path) == run_sized(src, n, tmp_path), (name, n)
 
 
 def test_the_overlap_test_guards_a_tuned_block(tmp_path):

@@ -21,6 +21,7 @@ from looper.runtime.compile import compile_shared
 from looper.tune.records import read_records
 
 from conftest import SHARED, kernel_path
+from helpers import SIZED_BY_DEFINES, run_sized
 
 PB = SHARED / "polybench-c"
 GEMM_C = PB / "linear-algebra" / "blas" / "gemm" / "gemm.c"
@@ -265,45 +266,6 @@ def test_sizes_option_spells_datasets_and_define_sets():
             parse_sizes_option(bad)
 
 
-SIZED_BY_DEFINES = r"""
-#include <stdio.h>
-#ifndef N
-#define N 64
-#endif
-static double A[N][N], B[N][N];
-
-void k(int n, double X[N][N], double Y[N][N]) {
-  int i, j;
-#pragma scop
-  for (i = 0; i < n; i++)
-    for (j = 0; j < n; j++)
-      X[i][j] = X[i][j] * 0.5 + Y[j][i];
-#pragma endscop
-}
-
-int main(void) {
-  for (int i = 0; i < N; i++)
-    for (int j = 0; j < N; j++) {
-      A[i][j] = (i * 7 + j) % 13 / 13.0;
-      B[i][j] = (i + 3 * j) % 11 / 11.0;
-    }
-  k(N, A, B);
-  for (int i = 0; i < N; i++)
-    for (int j = 0; j < N; j++)
-      printf("%.17g\n", A[i][j]);
-  return 0;
-}
-"""
-
-
-def _run_c(source: Path, n: int, tmp: Path) -> str:
-    exe = tmp / f"{source.stem}-{n}.exe"
-    subprocess.run(["gcc", "-O2", "-fopenmp", "-ffp-contract=off", f"-DN={n}", str(source), "-o", str(exe)],
-                   check=True)
-    return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
-                          env=dict(os.environ, OMP_NUM_THREADS="2")).stdout
-
-
 def test_define_sets_and_their_records(tmp_path):
     """`--sizes N=40,N=80` on a C file sized by -D: one region entered at n == 40 and n == 80, the
     original at any other n; the records keep the -D values, so `apply` parses them again."""
@@ -319,7 +281,7 @@ def test_define_sets_and_their_records(tmp_path):
     assert [int(v) for v in re.findall(r"if \(n == (\d+)", text)] == tuned
     assert tuned or text == SIZED_BY_DEFINES
     for n in (40, 80, 50):
-        assert _run_c(out, n, tmp_path) == _run_c(src, n, tmp_path), n
+        assert run_sized(out, n, tmp_path) == run_sized(src, n, tmp_path), n
     again = tmp_path / "again.c"
     res = _invoke("apply", records, src, "--no-speed-guard", "-o", again)
     assert res.exit_code == 0, res.output
