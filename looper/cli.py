@@ -477,6 +477,10 @@ def _function_output(file: str) -> Path:
 @click.option("--explore-model", default=None, type=click.Path(dir_okay=False, exists=True),
               help="With --explore: the lanes are this cost model's own beam (its favourites, measured), "
                    "instead of a random walk: data where that model errs.")
+@click.option("--explore-ranking", is_flag=True,
+              help="With --explore: the lanes follow the default search's ranking (the cost model for the loop "
+                   "structure, the analytic cost terms for what it never saw; with --explore-model, that "
+                   "model): data where the default errs, in the grown space too.")
 @click.option("--repeat", "-r", default=3, show_default=True, type=click.IntRange(2, 100))
 @click.option("--threads", "-t", default=None, type=click.IntRange(1, 1024),
               help="OMP_NUM_THREADS for every timing (default: all cores).")
@@ -497,6 +501,10 @@ def _function_output(file: str) -> Path:
                    "tiles, isl's schedule, one parallel region): points a model needs to rank it.  Pair "
                    "with --patterns matmul,stencil,coupled and --scaled-products, where they pay.")
 @omp_env_option
+@click.option("--protocol", type=click.Choice(["as-run", "warm"]), default="as-run", show_default=True,
+              help="How each candidate is timed: 'as-run' (fresh processes, means, as users run programs) or "
+                   "'warm' (one process after a warm-up run, medians: how the committed parts were timed; a "
+                   "model trains on one of them only).")
 @click.option("--from-memo", "from_memo", default=None, type=click.Path(dir_okay=False), metavar="MEMO",
               help="Measure nothing: add the points of the measuring searches already in MEMO (a "
                    "measurements.sqlite; the default memo is ~/.cache/looper/measurements.sqlite) to OUT_DIR, "
@@ -506,9 +514,9 @@ def _function_output(file: str) -> Path:
 @_friendly
 def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, scheduler: str | None,
                 beam: int, max_affine: int, per_level: int, explore: int,
-                explore_model: str | None, repeat: int, threads: int | None,
+                explore_model: str | None, explore_ranking: bool, repeat: int, threads: int | None,
                 instances: str, scalars: bool, patterns: str | None, scaled_products: bool,
-                grown: bool, omp_env: str, from_memo: str | None, quiet: bool) -> None:
+                grown: bool, omp_env: str, protocol: str, from_memo: str | None, quiet: bool) -> None:
     """Measure the search's candidates on random synthetic programs into OUT_DIR (Parquet parts).
 
     Resumable: run the same command again after an interrupt (even kill -9); finished programs
@@ -530,13 +538,16 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
     from .target.host import cores, default_threads
 
     threads = threads or default_threads()
+    if explore_ranking and not explore:
+        raise LooperUsageError("--explore-ranking: the lanes it guides need --explore N (N > 0)")
     cfg = _collect_config(out_dir, beam, max_affine, per_level, explore, explore_model, repeat, threads,
                           instances, scalars, patterns, scaled_products)
     if scheduler is None:  # every point records the limits of the machine it was timed on
         from .runtime.peaks import limits_for_bench
         limits_for_bench(threads, lambda s: click.echo(s, err=True))
-    cfg = dataclasses.replace(cfg, omp_env=OmpEnv.parse(omp_env).assignments() or "default", grown=grown)
-    click.echo(f"timings in {OmpEnv.parse(omp_env).describe()}", err=True)
+    cfg = dataclasses.replace(cfg, omp_env=OmpEnv.parse(omp_env).assignments() or "default", grown=grown,
+                              protocol=protocol, explore_ranking=explore_ranking)
+    click.echo(f"timings in {OmpEnv.parse(omp_env).describe()}, {protocol}", err=True)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "config.json").write_text(config_json(cfg))
     workers = workers or max(1, cores() // threads)
@@ -640,10 +651,14 @@ class _DatagenBar:
               help="Train on the points timed this way only, e.g. 'default; as-run' (required when DATA "
                    "mixes environments; parts written before points recorded theirs count as "
                    "'OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=active; warm').")
+@click.option("--init", "init", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Start from these weights (an older layout or network widened first: the inputs it "
+                   "never read start at zero weight) instead of a random network.")
 @_friendly
 def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, dropout: float,
               weight_decay: float, loss: str, rank_weight: float, batch_programs: int, members: int,
-              max_noise: float, threads: int, seed: int, compare_with: str | None, environment: str | None) -> None:
+              max_noise: float, threads: int, seed: int, compare_with: str | None, environment: str | None,
+              init: str | None) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
     Split by program (80/10/10); reports validation and held-out test MAPE, Spearman and nDCG.
@@ -668,7 +683,12 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     if not tr or not va:
         raise LooperUsageError("not enough programs to split into training and validation sets")
     cfg = TrainConfig(epochs=epochs, hidden=hidden, lr=lr, dropout=dropout, weight_decay=weight_decay, loss=loss,
-                      rank_weight=rank_weight, batch_programs=batch_programs, seed=seed, threads=threads)
+                      rank_weight=rank_weight, batch_programs=batch_programs, seed=seed, threads=threads,
+                      init=init)
+    if init is not None:
+        from .costmodel.store import load_model
+        if load_model(init)[0].hidden != hidden:
+            raise LooperUsageError(f"--init {init}: its hidden width is {load_model(init)[0].hidden}, not --hidden {hidden}")
     model, info = train_ensemble(tr, va, cfg, members, log=click.echo)
     round_to_half(model)  # as it is stored: the metrics are those of the shipped weights
     metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr),

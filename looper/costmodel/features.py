@@ -12,6 +12,11 @@ step does beyond the loop rows is read from the lowered schedule: vector loops, 
 micro-kernel, wavefront loops, one parallel region.  Every registered transformation has a slot
 in the one-hot of kinds (`Transform.feature_slot`), so no step encodes as zeros.
 
+Since version 5 a candidate also carries the analytic cost terms of its lowered schedule on the
+target (`costmodel.terms`: compute, bytes past each cache level, forks and barriers, in seconds)
+and the target's own limits (`TERMS`): the network weights hand-written terms, as Adams2019's
+does, and it sees the machine it predicts for.
+
 Every vector is described by a `Layout` of named fields, so code reads `layout["extent"]`, never
 a magic offset.  `FEATURE_VERSION` changes whenever a layout or a definition changes: a model
 trained on an older version is widened to this one when `costmodel.migrate` describes that
@@ -31,10 +36,13 @@ from ..ir.program import (
 from ..caching import Memo
 from ..ir.rows import first_statement, nesting_level
 from ..ir.schedule import Lowered, Row
+from ..target import Target
+from ..target.target import DEFAULT_CACHES
 from ..transforms import Transform
 from ..transforms.schedule import Schedule
+from .terms import DEFAULT_DRAM_PER_THREAD, DEFAULT_FORK, DEFAULT_GHZ, DEFAULT_REGION, Estimates
 
-FEATURE_VERSION = 4
+FEATURE_VERSION = 5
 
 MAX_ITERS = 6        # statement depth (PolyBench <= 4, synthetic <= 5)
 MAX_LOOPS = 10       # loops around a statement after tiling
@@ -97,6 +105,36 @@ LOOP = Layout([("extent", 1), ("level", 1), ("parallel", 1), ("tile", 1), ("poin
                ("innermost", 1), ("n_comps", 1), ("n_loops", 1), ("skewed", 1),
                # since version 4
                ("vector", 1), ("wavefront", 1), ("region", 1), ("microkernel", 1)])
+# Since version 5, one per candidate: its analytic cost terms on the target (`CostTerms.vector`:
+# log10 seconds of compute, l2, l3, dram, forks, barriers; threads busy, vector and chain shares),
+# their combined estimate (log10 seconds), and the target (log10 of a thread's FMA peak in GFLOP/s,
+# of the bandwidth in GB/s, of the first and later parallel regions' seconds; log2 of the vector
+# lanes of doubles and of the L1, L2, L3 KiB; threads; whether its limits were measured)
+TERMS = Layout([("terms", 9), ("estimate", 1), ("peak", 1), ("bandwidth", 1), ("fork", 1), ("region", 1),
+                ("lanes", 1), ("caches", 3), ("threads", 1), ("measured", 1)])
+
+
+def reference_target(threads: int = 2) -> Target:
+    """The machine a point was timed on when it recorded none (the first fourteen parts): caches,
+    limits and vectors unknown, so the terms' typical assumptions (`costmodel.terms`)."""
+    return Target("unknown", 64, (), threads, threads)
+
+
+def machine_vector(target: Target) -> np.ndarray:
+    """The target's part of TERMS (the typical assumptions of `costmodel.terms` where it was not
+    measured)."""
+    lim = target.limits
+    lanes = target.lanes(8)
+    v = np.zeros(TERMS.width - TERMS["peak"].start, dtype=np.float32)
+    measured = lim is not None and lim.peak_double > 0
+    peak = lim.peak_double / max(1, lim.threads) if measured else 4 * lanes * DEFAULT_GHZ
+    bandwidth = lim.bandwidth if measured and lim.bandwidth else DEFAULT_DRAM_PER_THREAD * target.threads / 1e9
+    fork = lim.fork_seconds if measured and lim.fork_seconds else DEFAULT_FORK
+    region = lim.region_seconds if measured and lim.region_seconds else DEFAULT_REGION
+    caches = [target.cache_bytes(level) if target.caches else DEFAULT_CACHES[level] for level in (1, 2, 3)]
+    v[:] = [math.log10(peak), math.log10(bandwidth), math.log10(fork), math.log10(region), math.log2(lanes)] \
+        + [math.log2(c / 1024) for c in caches] + [target.threads, float(measured)]
+    return v
 
 
 def unencodable(program: Program) -> str | None:
@@ -134,6 +172,7 @@ class LoopFeatures:
 class ProgramFeatures:
     comps: list[CompFeatures]
     roots: list  # ("comp", index) or ("loop", LoopFeatures)
+    terms: np.ndarray = field(default_factory=TERMS.new)  # TERMS layout
 
     def loops(self):
         """Every loop of the tree, outer before inner."""
@@ -155,10 +194,14 @@ class ProgramFeatures:
 # -- per program (cached across candidates) ------------------------------------------------------
 
 class ProgramInfo:
-    """What featurization needs from a program that no schedule changes: computed once."""
+    """What featurization needs from a program that no schedule changes: computed once.  `target`:
+    the machine the candidates are predicted for (None: `reference_target`)."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, target: Target | None = None):
         self.program = program
+        self.target = target or reference_target()
+        self.machine = machine_vector(self.target)
+        self.estimates = Estimates(self.target)
         self.buffers = {name: k for k, name in enumerate(program.arrays)}
         self.bounds: dict[str, list[tuple[int, int]]] = {}
         self.instances: dict[str, int] = {}
@@ -187,7 +230,7 @@ class ProgramInfo:
             return self
         if len(self.rewrites) > 256:
             self.rewrites.clear()
-        return self.rewrites.lookup(program.rewritten, lambda: ProgramInfo(program))
+        return self.rewrites.lookup(program.rewritten, lambda: ProgramInfo(program, self.target))
 
 
 def _count(st: Statement) -> int:
@@ -303,6 +346,11 @@ def featurize(schedule: Schedule, info: ProgramInfo | None = None) -> ProgramFea
     parsed program's, shared by the candidates of one search)."""
     L = schedule.lowered
     info = (info or ProgramInfo(schedule.program)).of(L.program)
+    terms = TERMS.new()
+    estimate = info.estimates.of(L)
+    terms[TERMS["terms"]] = estimate.vector()
+    terms[TERMS["estimate"]] = math.log10(max(estimate.seconds, 1e-12))
+    terms[TERMS["peak"].start:] = info.machine
     program = L.program
     tree = L.tree
     comps: list[CompFeatures] = []
@@ -321,7 +369,7 @@ def featurize(schedule: Schedule, info: ProgramInfo | None = None) -> ProgramFea
             info.comp_cache.clear()
         comps.append(info.comp_cache.lookup(key, lambda: _comp(st, L, info, hist, added)))
     roots = [_node(n, L, info, index, 0) for n in tree.roots]
-    return ProgramFeatures(comps, roots)
+    return ProgramFeatures(comps, roots, terms)
 
 
 def _microkernel(L: Lowered, statement: str):

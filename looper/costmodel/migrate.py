@@ -1,11 +1,15 @@
-"""Older feature layouts, and a model trained on one widened to the current layout.
+"""Older feature layouts and networks, and a model trained on one widened to the current ones.
 
 A feature version that only adds inputs (new fields, more slots in the one-hot of kinds) keeps
 every input an older model read, at another offset.  Such a model is widened rather than refused:
 its weights on the inputs it knew move to where those inputs are now, the new inputs get zero
 weights (and mean 0, deviation 1 for their standardization).  It then predicts exactly what it
 predicted for every schedule its version could describe, and ignores what the new fields add
-until it is retrained on data that has them.
+until it is retrained on data that has them (or is the start of a training: `looper train --init`).
+
+The same holds for architecture 3, whose head read three embeddings: architecture 4's head reads
+a fourth (the cost terms', `features.TERMS`), which a widened model weights by zero; its terms
+MLP is a fresh one's.
 
 `LAYOUTS[v]` describes version v by its layouts' fields; a version not described here is refused.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .model import ARCHITECTURE
 from .features import (
     COMP, FEATURE_VERSION, LOOP, MAX_ACCESSES, MAX_CONSTRAINTS, MAX_ITERS, MAX_LOOPS, TRANSFORM, ACCESS,
     DTYPES, Layout,
@@ -29,11 +34,15 @@ _LOOP_V3 = [("extent", 1), ("level", 1), ("parallel", 1), ("tile", 1), ("point",
 _TRANSFORM_V3 = [("kind", 9), ("levels", 3), ("matrix", 9), ("sizes", 3), ("factor", 1), ("shift", 3),
                  ("depth", 1), ("cuts", 1)]
 
-# version -> (COMP, LOOP, TRANSFORM) as that version laid them out
+# version -> (COMP, LOOP, TRANSFORM) as that version laid them out (version 5 added TERMS, which
+# version 4's models do not read)
 LAYOUTS: dict[int, tuple[Layout, Layout, Layout]] = {
     3: (Layout(_COMP_V3), Layout(_LOOP_V3), Layout(_TRANSFORM_V3)),
+    4: (COMP, LOOP, TRANSFORM),
     FEATURE_VERSION: (COMP, LOOP, TRANSFORM),
 }
+# architectures a model can be widened from: 3 had no terms MLP and a head of three embeddings
+WIDENABLE_ARCHITECTURES = (3,)
 
 
 def columns(old: Layout, new: Layout) -> np.ndarray:
@@ -54,9 +63,13 @@ def project(x: np.ndarray, old: Layout, new: Layout) -> np.ndarray:
     return x[..., columns(old, new)]
 
 
-def widen_state(state: dict[str, torch.Tensor], version: int) -> dict[str, torch.Tensor]:
-    """The state of a model (or ensemble) trained on features `version`, widened to the current
-    layouts.  Raises KeyError for a version `LAYOUTS` does not describe."""
+def widen_state(state: dict[str, torch.Tensor], version: int, architecture: int = ARCHITECTURE,
+                fresh: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    """The state of a model (or ensemble) trained on features `version` with network
+    `architecture`, widened to the current layouts and network.  `fresh`: the state of a new model
+    of the current architecture (same members), whose parameters fill what an older architecture
+    lacks (the terms MLP); needed only when `architecture` is older.  Raises KeyError for a version
+    `LAYOUTS` does not describe."""
     comp_old, loop_old, trans_old = LAYOUTS[version]
     comp_cols, loop_cols = columns(comp_old, COMP), columns(loop_old, LOOP)
     trans_cols = columns(trans_old, TRANSFORM)
@@ -74,8 +87,19 @@ def widen_state(state: dict[str, torch.Tensor], version: int) -> dict[str, torch
             out[key] = _widen_inputs(t, comp_cols, COMP.width)
         elif name == "loop_mlp.0.weight":
             out[key] = _widen_inputs(t, loop_cols, LOOP.width)
+        elif name == "head.0.weight" and architecture == 3:  # a fourth embedding read, by zero weights
+            out[key] = torch.cat([t, torch.zeros(t.shape[0], t.shape[1] // 3, dtype=t.dtype)], dim=1)
         else:
             out[key] = t
+    if architecture == 3:
+        if fresh is None:
+            raise ValueError("widening architecture 3 needs a fresh model's state for its terms MLP")
+        for key, t in fresh.items():
+            name = key.split(".", 2)[2] if key.startswith("members.") else key
+            if name.startswith("terms_"):
+                out[key] = t.to(next(iter(state.values())).dtype) if name.startswith("terms_mlp") else t
+    elif architecture != ARCHITECTURE:
+        raise KeyError(f"architecture {architecture}")
     return out
 
 

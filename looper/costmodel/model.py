@@ -6,7 +6,9 @@
   two summaries and the loop's own features -> embedding (bottom-up, recursively).
 - program: an LSTM over the root nests (and loop-free statements) -> regression head predicting
   the log of the speedup over the original; the head also sees the sums of all computation and
-  loop embeddings (a shortcut that makes the recursive model trainable on our data).
+  loop embeddings (a shortcut that makes the recursive model trainable on our data) and, since
+  architecture 4, an MLP's embedding of the candidate's analytic cost terms and the target's
+  limits (`features.TERMS`): the network weights hand-written terms, as Adams2019's does.
 
 Trees of any shape batch together: nodes are processed by height, each level's variable-length
 child sequences packed into one LSTM call.
@@ -20,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 
-from .features import COMP, EXPR, LOOP, TRANSFORM, ProgramFeatures
+from .features import COMP, EXPR, LOOP, TERMS, TRANSFORM, ProgramFeatures
 
 
 @dataclass
@@ -61,6 +63,7 @@ class Batch:
     root_len: torch.Tensor  # [B]
     comp_owner: torch.Tensor  # [NC]: the sample each computation slot belongs to
     loop_owner: torch.Tensor  # [NL]: the sample each loop slot belongs to
+    terms: torch.Tensor  # [B, TERMS.width]: each sample's cost terms and target
 
     @property
     def size(self) -> int:
@@ -96,8 +99,10 @@ class _Collector:
         self.roots: list[list[tuple[str, int]]] = []
         self.comp_owner: list[int] = []
         self.loop_owner: list[int] = []
+        self.terms: list[np.ndarray] = []
 
     def add(self, sample: int, f: ProgramFeatures) -> None:
+        self.terms.append(f.terms)
         base = len(self.comp_index)
         self.comp_owner += [sample] * len(f.comps)
         for c in f.comps:
@@ -160,7 +165,8 @@ class _Collector:
             loop_vec=torch.from_numpy(np.stack(self.loop_vec)) if self.loop_vec else torch.zeros(0, LOOP.width),
             loop_index=torch.tensor(self.loop_index, dtype=torch.long),
             levels=self.levels(), roots=root_idx, root_len=root_len,
-            comp_owner=torch.tensor(self.comp_owner), loop_owner=torch.tensor(self.loop_owner, dtype=torch.long))
+            comp_owner=torch.tensor(self.comp_owner), loop_owner=torch.tensor(self.loop_owner, dtype=torch.long),
+            terms=torch.from_numpy(np.stack(self.terms)) if self.terms else torch.zeros(0, TERMS.width))
 
 
 def collate(samples: list[ProgramFeatures]) -> Batch:
@@ -176,7 +182,7 @@ def _mlp(n_in: int, hidden: int, n_out: int, dropout: float) -> nn.Sequential:
                          nn.Linear(hidden, hidden), nn.ELU(), nn.Linear(hidden, n_out))
 
 
-ARCHITECTURE = 3  # changes whenever the module layout does: weights of another one are refused
+ARCHITECTURE = 4  # changes whenever the module layout does (`costmodel.migrate` widens 3; others are refused)
 
 
 class CostModel(nn.Module):
@@ -188,6 +194,8 @@ class CostModel(nn.Module):
         self.register_buffer("comp_std", torch.ones(COMP.width))
         self.register_buffer("loop_mean", torch.zeros(LOOP.width))
         self.register_buffer("loop_std", torch.ones(LOOP.width))
+        self.register_buffer("terms_mean", torch.zeros(TERMS.width))
+        self.register_buffer("terms_std", torch.ones(TERMS.width))
         self.expr_lstm = nn.LSTM(EXPR.width, H, batch_first=True)
         self.trans_lstm = nn.LSTM(TRANSFORM.width, H, batch_first=True)
         self.comp_mlp = _mlp(COMP.width + 2 * H, 2 * H, H, dropout)
@@ -196,14 +204,17 @@ class CostModel(nn.Module):
         self.start = nn.Parameter(torch.zeros(1, 1, H))  # leads every child/root sequence
         self.loop_mlp = _mlp(LOOP.width + 2 * H, 2 * H, H, dropout)
         self.roots = nn.LSTM(H, H, batch_first=True)
+        self.terms_mlp = _mlp(TERMS.width, H, H, dropout)
         # The head sees the root LSTM's state and, as a shortcut, the sums of all computation and
         # all loop embeddings: through the recursion alone gradients reach the computations too
-        # weakly (memorizing 15 programs: Spearman 0.67 after 60 epochs without, 0.81 with).
-        self.head = _mlp(3 * H, H, 1, dropout)
+        # weakly (memorizing 15 programs: Spearman 0.67 after 60 epochs without, 0.81 with); and
+        # the embedding of the cost terms (architecture 4; last, so a widened model of
+        # architecture 3 reads none of it)
+        self.head = _mlp(4 * H, H, 1, dropout)
 
-    def set_normalization(self, comp: np.ndarray, loop: np.ndarray) -> None:
+    def set_normalization(self, comp: np.ndarray, loop: np.ndarray, terms: np.ndarray) -> None:
         """Standardize inputs with statistics of the training set (stored with the weights)."""
-        for name, x in (("comp", comp), ("loop", loop)):
+        for name, x in (("comp", comp), ("loop", loop), ("terms", terms)):
             t = torch.from_numpy(x).float()
             getattr(self, f"{name}_mean").copy_(t.mean(0))
             # a floor on the scale: a feature almost always 0 in training would otherwise turn
@@ -238,7 +249,8 @@ class CostModel(nn.Module):
         n = len(b.root_len)
         comp_sum = torch.zeros(n, self.hidden).index_add(0, b.comp_owner, comp[b.comp_index])
         loop_sum = torch.zeros(n, self.hidden).index_add(0, b.loop_owner, loops[b.loop_index])
-        return self.head(torch.cat([h, comp_sum, loop_sum], dim=1)).squeeze(1)
+        terms = self.terms_mlp(((b.terms - self.terms_mean) / self.terms_std).clamp(-6.0, 6.0))
+        return self.head(torch.cat([h, comp_sum, loop_sum, terms], dim=1)).squeeze(1)
 
     @torch.no_grad()
     def predict(self, samples: list[ProgramFeatures], batch_size: int = 256) -> np.ndarray:

@@ -19,7 +19,7 @@ import torch
 
 from ..errors import LooperError
 from .features import FEATURE_VERSION
-from .migrate import LAYOUTS, widen_state
+from .migrate import LAYOUTS, WIDENABLE_ARCHITECTURES, widen_state
 from .model import ARCHITECTURE, CostModel, Ensemble
 
 DEFAULT_MODEL = "looper-v6.pt"
@@ -77,18 +77,23 @@ def load_model(path: str | Path | None = None) -> tuple[Ensemble, dict]:
         raise ModelError(f"cannot load cost model {path}: {e}") from None
     meta = blob.get("meta", {})
     state = blob["state"]
-    version = meta.get("feature_version")
-    if version != FEATURE_VERSION:
+    version, architecture = meta.get("feature_version"), meta.get("architecture", 1)
+    if architecture != ARCHITECTURE and architecture not in WIDENABLE_ARCHITECTURES:
+        raise ModelError(f"cost model {path} has network architecture {architecture}, this "
+                         f"looper builds architecture {ARCHITECTURE}: retrain it (scripts/train.sh)")
+    model = Ensemble([CostModel(hidden=int(meta.get("hidden", 128))) for _ in range(int(meta.get("members", 1)))])
+    if version != FEATURE_VERSION or architecture != ARCHITECTURE:
         if version not in LAYOUTS:
             raise ModelError(f"cost model {path} was trained on features version {version}, this looper "
                              f"computes version {FEATURE_VERSION}: retrain it (scripts/train.sh)")
-        # an older layout whose inputs the current one keeps: the same predictions, new inputs unread
-        state = widen_state(state, version)
-        meta = dict(meta, feature_version=FEATURE_VERSION, widened_from=version)
-    if meta.get("architecture") != ARCHITECTURE:
-        raise ModelError(f"cost model {path} has network architecture {meta.get('architecture', 1)}, this "
-                         f"looper builds architecture {ARCHITECTURE}: retrain it (scripts/train.sh)")
-    model = Ensemble([CostModel(hidden=int(meta.get("hidden", 128))) for _ in range(int(meta.get("members", 1)))])
+        # an older layout or network whose inputs the current one keeps: the same predictions,
+        # the new inputs unread (the terms MLP a seeded fresh one's)
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            fresh = Ensemble([CostModel(hidden=model.hidden) for _ in model.members]).state_dict()
+        state = widen_state(state, version, architecture, fresh)
+        meta = dict(meta, feature_version=FEATURE_VERSION, architecture=ARCHITECTURE,
+                    widened_from={"feature_version": version, "architecture": architecture})
     try:
         model.load_state_dict(state)
     except RuntimeError as e:

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from ..datagen.schema import timing_of
+from ..datagen.schema import target_of, timing_of
 from ..lang.parse import parse_source
 from ..transforms.schedule import Schedule
 from .features import ProgramFeatures, ProgramInfo, featurize
@@ -66,14 +66,18 @@ def parquet_files(paths: Iterable[str | Path]) -> list[Path]:
 
 def search_space(files: list[Path]) -> dict:
     """The deepest search the data's candidates came from (its datagen config.json files): the
-    model-guided search stays inside it, since the model never saw longer affine sequences."""
-    space: dict[str, int] = {}
+    model-guided search stays inside it, since the model never saw longer affine sequences; and
+    `grown` when some of the data searched the grown space (register tiles, packs, time tiles,
+    vector loops, ...: `looper datagen --grown`), which a model-guided search then searches too."""
+    space: dict = {}
     for cfg in {f.parent / "config.json" for f in files}:
         if cfg.exists():
             c = json.loads(cfg.read_text())
             for k in ("max_affine", "max_fusion"):
                 if k in c:
                     space[k] = max(space.get(k, 0), int(c[k]))
+            if c.get("grown"):
+                space["grown"] = True
     return space
 
 
@@ -127,7 +131,8 @@ def load_examples(paths: Iterable[str | Path], max_noise: float = 0.05,
         key = (r["program"], r["sizes"])
         if key not in programs:
             program = parse_source(r["source"], f"{r['program']}.py", r["size"])
-            programs[key] = (program, ProgramInfo(program))
+            # the cost terms of its candidates on the machine they were timed on
+            programs[key] = (program, ProgramInfo(program, target_of(r.get("machine"), int(r["threads"] or 2))))
             # the anchor: speedup 1 by definition (the measured original's noise is in the others')
             examples.append(Example(r["program"], featurize(Schedule(program), programs[key][1]), 1.0, True,
                                     r["part"]))
@@ -361,16 +366,48 @@ class TrainConfig:
     dropout: float = 0.05
     seed: int = 0
     threads: int = 2
+    init: str | None = None  # weights to start from (widened to this layout and network), else random
+
+
+def _start(cfg: TrainConfig, train_set: list[Example], member: int) -> CostModel:
+    """The network a member starts from: `cfg.init`'s member (the same one again when it has
+    fewer), or a new one.  Inputs are standardized by the training set's statistics, except those
+    an initial model already reads (its weights were fitted to its own standardization; widened
+    inputs are read by zero weights, so theirs may change)."""
+    comp = np.stack([c.vector for e in train_set for c in e.features.comps])
+    loop = _loop_vectors(train_set)
+    terms = np.stack([e.features.terms for e in train_set])
+    model = CostModel(hidden=cfg.hidden, dropout=cfg.dropout)
+    model.set_normalization(comp, loop, terms)
+    if cfg.init is None:
+        return model
+    from .store import load_model
+    init, meta = load_model(cfg.init)
+    if init.hidden != cfg.hidden:
+        raise ValueError(f"--init {cfg.init}: hidden width {init.hidden}, not {cfg.hidden}")
+    source = init.members[member % len(init.members)]
+    fresh = {k: v.clone() for k, v in model.state_dict().items() if k.endswith(("_mean", "_std"))}
+    model.load_state_dict(source.state_dict())
+    with torch.no_grad():
+        for name in ("comp", "loop", "terms"):
+            mean, std = getattr(model, f"{name}_mean"), getattr(model, f"{name}_std")
+            unread = (mean == 0) & (std == 1)  # never standardized: inputs the initial model did not read
+            mean[unread] = fresh[f"{name}_mean"][unread]
+            std[unread] = fresh[f"{name}_std"][unread]
+    for m in model.modules():  # the initial model's dropout, whatever it was trained with
+        if isinstance(m, torch.nn.Dropout):
+            m.p = cfg.dropout
+    return model
 
 
 def train(train_set: list[Example], val_set: list[Example], cfg: TrainConfig,
-          log: Callable[[str], None] = print) -> tuple[CostModel, dict]:
+          log: Callable[[str], None] = print, member: int = 0) -> tuple[CostModel, dict]:
+    """One network (an ensemble's `member`) trained on `train_set`, the epoch that scored best on
+    `val_set` kept."""
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
-    model = CostModel(hidden=cfg.hidden, dropout=cfg.dropout)
-    model.set_normalization(np.stack([c.vector for e in train_set for c in e.features.comps]),
-                            _loop_vectors(train_set))
+    model = _start(cfg, train_set, member)
     batches = _collated_batches(train_set, cfg.batch_programs, rng)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     # one step per program (not per four): the recursive model needs many small steps; with
@@ -411,7 +448,8 @@ _SHARED: tuple = ()  # the data forked ensemble workers train on (inherited, nev
 
 def _train_member(cfg: TrainConfig, member: int) -> tuple[dict, list]:
     train_set, val_set = _SHARED
-    model, info = train(train_set, val_set, cfg, log=lambda s: print(f"member {member}: {s}", flush=True))
+    model, info = train(train_set, val_set, cfg, log=lambda s: print(f"member {member}: {s}", flush=True),
+                        member=member)
     return model.state_dict(), info["history"]
 
 

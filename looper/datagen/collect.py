@@ -38,8 +38,12 @@ from ..search.beam import beam_search
 from ..search.policy import policy_for
 from ..search.evaluators import ExecutionEvaluator
 from ..runtime.ompenv import OmpEnv
+from ..runtime.run import AS_RUN, WARM
 from .schema import SCHEMA
 from .synth import synth_program
+
+PROTOCOLS = {p.name: p for p in (AS_RUN, WARM)}
+
 
 @dataclass(frozen=True)
 class CollectConfig:
@@ -52,6 +56,9 @@ class CollectConfig:
     max_per_parent: int = 5
     explore: int = 0  # SearchPolicy.explore: exploration lanes beside the beam
     explore_model: str | None = None  # weights whose favourites the lanes follow (else a random walk)
+    # ... or the default search's ranking (`search.budget.Ranking`: the shipped model for the loop
+    # structure, the analytic cost terms for what it never saw): data where the default errs
+    explore_ranking: bool = False
     repeats: int = 3
     threads: int = 2
     target_low: float = 3e6
@@ -60,6 +67,9 @@ class CollectConfig:
     patterns: tuple[str, ...] | None = None  # only these synth_program patterns (None: all)
     scaled_products: bool = False  # synth_program's products scaled by a coefficient (alpha * A * B)
     omp_env: str = "default"  # runtime.ompenv: what timings add to the environment (parts so far: tuned)
+    # runtime.run.Protocol: "as-run" (fresh processes, means) or "warm" (one process, medians: how
+    # every committed part was timed, so a part meant to train beside them is timed warm too)
+    protocol: str = "as-run"
     # the grown search space (register tiles, packs, time tiles, vector loops, ...): what a model
     # must see to rank it; the committed parts and the shipped model cover the first one only
     grown: bool = False
@@ -89,18 +99,14 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
     memo_dir.mkdir(parents=True, exist_ok=True)
     store = MeasurementStore(memo_dir / cfg.memo_name)
     ev = ExecutionEvaluator(program, repeats=cfg.repeats, threads=cfg.threads, store=store,
-                            omp_env=OmpEnv.parse(cfg.omp_env),
+                            omp_env=OmpEnv.parse(cfg.omp_env), protocol=PROTOCOLS[cfg.protocol],
                             timing_lock=lambda: machine_lock(cfg.lock_path))
-    guide = None
-    if cfg.explore and cfg.explore_model:
-        from ..costmodel.store import load_model
-        from ..search.evaluators import ModelEvaluator
-        guide = ModelEvaluator(program, *load_model(cfg.explore_model))
+    guide = _guide(program, cfg)
     try:
         result = beam_search(program, deps, ev, policy_for(
             "measure", beam=cfg.beam, max_affine=cfg.max_affine, max_fusion=cfg.max_fusion,
             max_per_parent=cfg.max_per_parent, explore=cfg.explore, explore_guide=guide, seed=seed,
-            grown=cfg.grown))
+            grown=cfg.grown, stratified=cfg.grown))
     finally:
         ev.close()
         store.close()
@@ -120,6 +126,20 @@ def collect_program(seed: int, cfg: CollectConfig) -> list[dict]:
             speedup=sc.speedup if sc and sc.speedup is not None else float("nan"), spread=spread,
             loadavg=load_average(), created=time.time()))
     return rows
+
+
+def _guide(program, cfg: CollectConfig):
+    """What the exploration lanes follow: a cost model's favourites, the default search's ranking,
+    or nothing (a random walk)."""
+    if not cfg.explore or not (cfg.explore_model or cfg.explore_ranking):
+        return None
+    from ..costmodel.store import load_model
+    from ..search.budget import Ranking
+    from ..search.evaluators import ModelEvaluator
+    from ..target import Target
+    target = Target.detect(cfg.threads)
+    model = ModelEvaluator(program, *load_model(cfg.explore_model), target=target)
+    return Ranking(program, target, model) if cfg.explore_ranking else model
 
 
 def machine_facts(threads: int) -> str:

@@ -42,3 +42,29 @@ def timing_of(environment: str | None) -> str:
     """The part of a point's environment that makes its times comparable with others': the
     OpenMP settings and the protocol (not the harness version)."""
     return "; ".join((environment or LEGACY_ENVIRONMENT).split("; ")[:2])
+
+
+def target_of(machine: str | None, threads: int):
+    """The machine a point was timed on, as a `Target` (its caches and measured limits, from the
+    point's `machine` column), or `costmodel.features.reference_target` for a point that recorded
+    none: the cost terms of its candidates are computed on it."""
+    import json
+    import re
+
+    from ..costmodel.features import reference_target
+    from ..target import Target
+    from ..target.caches import CacheLevel
+    from ..target.limits import Limits
+    if not machine:
+        return reference_target(threads)
+    facts = json.loads(machine)
+    caches = []
+    for text in facts.get("caches") or ():
+        m = re.match(r"L(\d)([di]?) ([\d.]+) (B|KiB|MiB|GiB)", text)
+        if m:
+            scale = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m.group(4)]
+            kind = {"d": "Data", "i": "Instruction"}.get(m.group(2), "Unified")
+            caches.append(CacheLevel(int(m.group(1)), kind, int(float(m.group(3)) * scale)))
+    limits = Limits.from_json(facts["limits"]) if facts.get("limits") else None
+    lanes = limits.lanes_double if limits is not None and limits.lanes_double else 8
+    return Target(str(facts.get("cpu", "unknown")), 8 * lanes, tuple(caches), threads, threads, limits=limits)

@@ -149,12 +149,32 @@ def without_threads(steps: tuple) -> tuple:
 
 
 def sample(policy: SearchPolicy, cands: list, depth: int, parent: Schedule) -> list:
-    """At most `policy.max_per_parent` of a parent's candidates, the same ones on every rerun."""
+    """At most `policy.max_per_parent` of a parent's candidates, the same ones on every rerun;
+    with `policy.stratified`, drawn from each kind in turn (the kind of a candidate's last step)."""
     if policy.max_per_parent is None or len(cands) <= policy.max_per_parent:
         return cands
     rng = random.Random(f"{policy.seed}:{depth}:{parent.key}")
-    keep = sorted(rng.sample(range(len(cands)), policy.max_per_parent))
-    return [cands[k] for k in keep]
+    if not policy.stratified:
+        keep = sorted(rng.sample(range(len(cands)), policy.max_per_parent))
+        return [cands[k] for k in keep]
+    return [cands[k] for k in sorted(stratified(cands, policy.max_per_parent, rng))]
+
+
+def stratified(cands: list, n: int, rng: random.Random) -> list[int]:
+    """`n` indices of `cands`, one of each kind in turn (kinds in random order, a random member
+    each): a tile level offers hundreds of cache tiles and a dozen register tiles, and a uniform
+    draw of five measures the tiles (data collection for a model of the whole space)."""
+    by_kind: dict[str, list[int]] = {}
+    for k, c in enumerate(cands):
+        by_kind.setdefault(c[-1].kind, []).append(k)
+    pools = [rng.sample(ks, len(ks)) for _, ks in sorted(by_kind.items())]
+    rng.shuffle(pools)
+    out: list[int] = []
+    while len(out) < n:
+        for pool in pools:
+            if pool and len(out) < n:
+                out.append(pool.pop())
+    return out
 
 
 def check(parent: Schedule, steps: tuple, deps: Dependences, level: str, explain: bool) -> Explored:

@@ -5,12 +5,13 @@ time.  The shipped model has never seen register tiles, packs, time tiles or vec
 its own it cannot rank the space where the dense kernels' speed is (gemm at a third of OpenBLAS's
 rate where measuring reaches 80%).  So, in order:
 
-1. **Rank** (`Ranking`).  A beam search over the whole space, nothing compiled.  A schedule's
-   score is the prediction for its longest prefix of steps the model knows (fusion,
-   distribution, interchange, reversal, skew: its loop structure; the geometric mean of the
-   model's and the analytic terms'), times the analytic cost terms' gain of everything after that
-   prefix (`costmodel.terms`: parallelism, tiles, register tiles,
-   packs, vector loops, time tiles, expansions: what the model never saw).
+1. **Rank** (`Ranking`).  A beam search over the whole space, nothing compiled.  With a model
+   trained on the whole space (its data searched it: `search_space.grown`), a schedule's score
+   is the geometric mean of the model's prediction and the analytic cost terms' estimate.  With
+   a model of the first space only, it is that mean for its longest prefix of steps the model
+   knows (fusion, distribution, interchange, reversal, skew: its loop structure), times the
+   analytic cost terms' gain of everything after that prefix (`costmodel.terms`: parallelism,
+   tiles, register tiles, packs, vector loops, time tiles, expansions: what the model never saw).
 2. **Round one**: `per_round` candidates chosen to cover the best loop structures of the ranking
    and every refinement family (register tile, pack, time tile, vector loop, tile, parallel
    loop), each checked and timed as users run programs (fresh processes).
@@ -106,6 +107,11 @@ def model_prefix(s: Schedule) -> Schedule:
     return Schedule(s.program, s.steps[:n])
 
 
+def knows_grown(model: ModelEvaluator | None) -> bool:
+    """Whether `model` was trained on the whole space (its data searched it)."""
+    return model is not None and bool(model.meta.get("search_space", {}).get("grown"))
+
+
 class Ranking:
     """Scores without compiling (see the module docstring, step 1): predicted speedups."""
 
@@ -114,9 +120,13 @@ class Ranking:
     def __init__(self, program: Program, target: Target, model: ModelEvaluator | None = None):
         self.program = program
         self.model = model
-        self.estimates = Estimates(target)
+        # the model's features hold the same terms: computed once for both when on one target
+        same = model is not None and model.info.target == target
+        self.estimates = model.info.estimates if same else Estimates(target)
         self.base = self.estimates.of(Schedule(program).lowered).seconds
         self._model: dict[tuple, float] = {}
+        # the model scores whole schedules when it knows the whole space, else loop structures
+        self.whole = knows_grown(model)
 
     def seconds(self, s: Schedule) -> float:
         """The analytic estimate of `s`'s kernel time."""
@@ -142,7 +152,7 @@ class Ranking:
 
     def evaluate(self, program: Program, schedules: Sequence[Schedule]) -> list[Score]:
         """The protocol: a predicted speedup over the original per schedule."""
-        prefixes = [model_prefix(s) for s in schedules]
+        prefixes = list(schedules) if self.whole else [model_prefix(s) for s in schedules]
         structure = self._structure_scores(prefixes)
         out = []
         for s, p, m in zip(schedules, prefixes, structure):

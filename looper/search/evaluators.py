@@ -291,14 +291,16 @@ class ModelEvaluator:
 
     name = "model"
 
-    def __init__(self, program: Program, model=None, meta: dict | None = None):
+    def __init__(self, program: Program, model=None, meta: dict | None = None, target=None):
+        """`target`: the machine the candidates are predicted for (their cost terms are computed
+        on it; None: `costmodel.features.reference_target`)."""
         from ..costmodel.features import ProgramInfo
         from ..costmodel.store import load_model
         if model is None:
             model, meta = load_model()
         self.model = model
         self.meta = meta or {}
-        self.info = ProgramInfo(program)
+        self.info = ProgramInfo(program, target)
         self.predicted = 0
         self._original: float | None = None
 

@@ -55,6 +55,9 @@ class SearchPolicy:
     structure_budget: float | None = None
     max_per_parent: int | None = None  # sample at most this many candidates per schedule and level
     seed: int = 0  # for that sampling (data collection), so a rerun explores the same candidates
+    # ... drawn from each kind of candidate in turn (`beam.stratified`): grown-space data
+    # collection, where a level's hundreds of cache tiles would crowd out its register tiles
+    stratified: bool = False
     # data collection: this many exploration lanes beside the beam.  A measured beam refines only
     # the best loop structures, so a model trained on it never sees a poor structure tiled and
     # parallelized, which is what the model's own beam visits (LARGE gemm: a strided interchange,
@@ -68,7 +71,7 @@ class SearchPolicy:
     explore_guide: "Evaluator | None" = None
     explain: bool = False  # name the dependences a rejected candidate breaks (costs a second check)
     # the grown search space: register tiles (micro-kernels), cache-sized rectangular tiles, ...
-    # The shipped cost model never saw it, so only measuring searches explore it by default.
+    # A model-guided search explores it when its model's data did (`search_space.grown`)
     grown: bool = False
     # give the answer one parallel region around its parallel loops when it would fork a team
     # more than once (`transforms.parallel.ParallelRegion`): a model cannot score that choice
@@ -113,9 +116,11 @@ def policy_for(evaluator: str, model_meta: dict | None = None, **overrides) -> S
         base = SearchPolicy(max_affine=DEFAULT_MAX_AFFINE, min_gain=MEASURED_MIN_GAIN, grown=True,
                             confirm_top=CONFIRM_TOP)
     elif evaluator == "model":
-        depth = (model_meta or {}).get("search_space", {}).get("max_affine", DEFAULT_MAX_AFFINE)
-        base = SearchPolicy(max_affine=int(depth), min_answer_gain=PREDICTED_MIN_ANSWER_GAIN,
-                            drop_idle_enablers=True, regions=True)
+        # as deep as the model's data went, and the grown space when its data searched it
+        space = (model_meta or {}).get("search_space", {})
+        base = SearchPolicy(max_affine=int(space.get("max_affine", DEFAULT_MAX_AFFINE)),
+                            min_answer_gain=PREDICTED_MIN_ANSWER_GAIN, drop_idle_enablers=True, regions=True,
+                            grown=bool(space.get("grown")))
     elif evaluator == "hybrid":
         # the whole space, ranked without compiling (`search.budget`): the model's depth for the
         # structure it knows; what the beam keeps is measured, so no margin on the answer

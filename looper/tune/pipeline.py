@@ -168,7 +168,7 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
             from ..costmodel.store import load_model
             model = load_model(options.model)
         net, meta = model
-        predictor = ModelEvaluator(program, net, meta) if encodable else None
+        predictor = ModelEvaluator(program, net, meta, target) if encodable else None
         scorer = predictor if kind is Evaluator.MODEL else Ranking(program, target, predictor)
     policy = policy_for(kind.value, meta, beam=options.beam, max_affine=options.max_affine,
                         max_fusion=options.max_fusion, time_budget=options.budget,

@@ -160,6 +160,57 @@ def test_model_guided_search_stays_as_deep_as_its_training_data(tmp_path):
     assert policy_for("measure").max_affine == DEFAULT_MAX_AFFINE
 
 
+def test_a_model_trained_on_the_grown_space_searches_it_and_ranks_whole_schedules(tmp_path, tiny_model):
+    """When a model's data searched the grown space (`looper datagen --grown`), its metadata says
+    so, the model-guided search explores that space, and the default's ranking asks the model
+    about whole schedules (with the analytic terms) instead of their loop structure only."""
+    from looper.costmodel.train import search_space
+    from looper.lang.parse import parse_file
+    from looper.search.budget import Ranking
+    from looper.search.evaluators import ModelEvaluator
+    from looper.search.policy import policy_for
+    from looper.transforms import Distribute, Parallelize, Tile
+    from looper.transforms.schedule import Schedule
+    from helpers import TARGET
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "config.json").write_text(json.dumps({"max_affine": 2, "max_fusion": 2, "grown": True}))
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "config.json").write_text(json.dumps({"max_affine": 2, "max_fusion": 2, "grown": False}))
+    space = search_space([tmp_path / "g" / "points-00000.parquet", tmp_path / "o" / "points-00000.parquet"])
+    assert space == {"max_affine": 2, "max_fusion": 2, "grown": True}
+    assert policy_for("model", {"search_space": space}).grown
+    assert not policy_for("model", {"search_space": {"max_affine": 2}}).grown
+    model, _, _ = tiny_model
+    p = parse_file(kernel_path("gemm"), "MEDIUM")
+    tiled = (Schedule(p).then(Distribute(("S0", "S1"), 1, (1,))).then(Parallelize(((("S1",), 1),)))
+             .then(Tile(((("S1",), (3, 5), (32, 32)),))))
+    whole = Ranking(p, TARGET, ModelEvaluator(p, model, {"search_space": space}, TARGET))
+    first = Ranking(p, TARGET, ModelEvaluator(p, model, {"search_space": {"max_affine": 2}}, TARGET))
+    assert whole.whole and not first.whole
+    alone = ModelEvaluator(p, model, {}, TARGET).evaluate(p, [tiled])[0].speedup
+    analytic = whole.base / whole.seconds(tiled)
+    assert whole.evaluate(p, [tiled])[0].speedup == pytest.approx((alone * analytic) ** 0.5, rel=1e-5)
+    prefix = ModelEvaluator(p, model, {}, TARGET).evaluate(p, [Schedule(p, tiled.steps[:1])])[0].speedup
+    split = first.base / first.seconds(Schedule(p, tiled.steps[:1]))
+    assert first.evaluate(p, [tiled])[0].speedup == pytest.approx(
+        (prefix * split) ** 0.5 * first.seconds(Schedule(p, tiled.steps[:1])) / first.seconds(tiled), rel=1e-5)
+
+
+def test_training_can_start_from_saved_weights(tiny_model):
+    """`looper train --init`: a member starts as the saved model's (same predictions before any
+    step), and training goes on from there."""
+    from looper.costmodel.train import _start
+    model, va, path = tiny_model
+    ds = load_examples([TINY])
+    tr, _, _ = split_by_program(ds.examples, val=0.25, test=0.0)
+    start = _start(TrainConfig(hidden=64, init=str(path)), tr, 0)
+    saved, _ = load_model(path)
+    feats = [e.features for e in va[:20]]
+    assert start.predict(feats) == pytest.approx(saved.predict(feats), rel=1e-6)
+    with pytest.raises(ValueError):
+        _start(TrainConfig(hidden=32, init=str(path)), tr, 0)
+
+
 def test_train_command_reports_each_part_and_a_compared_model(tiny_model, tmp_path):
     """`looper train` splits its held-out metrics by dataset directory and, with --compare,
     reports a saved model's on the same held-out programs."""
@@ -225,6 +276,41 @@ def test_a_model_of_an_older_layout_is_widened_to_the_same_function():
         widen_state(v3, 2)
 
 
+def test_a_network_of_architecture_3_is_widened_to_the_same_function():
+    """Architecture 3's head read three embeddings; widened, its head reads the cost terms' too
+    with zero weights, so whatever the terms are, it predicts what it predicted."""
+    from looper.costmodel.features import TERMS, ProgramInfo, featurize
+    from looper.costmodel.migrate import widen_state
+    from looper.costmodel.model import CostModel, Ensemble
+    from looper.lang.parse import parse_file
+    from looper.transforms import Interchange
+    from looper.transforms.schedule import Schedule
+    torch.manual_seed(0)
+    model = Ensemble([CostModel(hidden=16)])
+    state = model.state_dict()
+    H = 16
+    with torch.no_grad():
+        state["members.0.head.0.weight"][:, 3 * H:] = 0  # what architecture 3 computed
+    old = {k: (v[:, :3 * H] if k == "members.0.head.0.weight" else v)
+           for k, v in state.items() if ".terms_" not in k}
+    torch.manual_seed(1)
+    fresh = Ensemble([CostModel(hidden=16)]).state_dict()
+    wide = widen_state(old, FEATURE_VERSION, architecture=3, fresh=fresh)
+    assert wide.keys() == state.keys()
+    widened = Ensemble([CostModel(hidden=16)])
+    widened.load_state_dict(wide)
+    model.load_state_dict(state)
+    p = parse_file(kernel_path("gemm"), "MINI")
+    info = ProgramInfo(p)
+    feats = [featurize(s, info) for s in (Schedule(p), Schedule(p).then(Interchange(("S1",), 3, 5)))]
+    for f in feats:  # terms far from anything: the head must not read them
+        f.terms = np.random.default_rng(0).normal(size=TERMS.width).astype(np.float32) * 5
+    assert widened.predict(feats) == pytest.approx(model.predict(feats), rel=1e-6)
+    assert not torch.equal(wide["members.0.terms_mlp.0.weight"], state["members.0.terms_mlp.0.weight"])
+    with pytest.raises(ValueError):
+        widen_state(old, FEATURE_VERSION, architecture=3)
+
+
 def test_old_space_schedules_leave_every_new_input_zero():
     """What makes a widened model's predictions unchanged: a schedule of the kinds version 3
     described has zeros wherever version 4 added an input."""
@@ -250,7 +336,8 @@ def test_old_space_schedules_leave_every_new_input_zero():
 
 
 def test_the_shipped_model_is_widened_and_predicts_what_it_predicted():
-    """looper-v6 was trained on features version 3; loaded under version 4 it predicts, for
+    """looper-v6 was trained on features version 3 with network architecture 3; loaded under
+    version 5 and architecture 4 (whose head also reads the cost terms) it predicts, for
     schedules version 3 described, what it predicted under version 3 (the figures below were
     computed by looper at c22f5c3, before the layouts grew)."""
     from looper.costmodel.features import ProgramInfo, featurize
@@ -258,7 +345,8 @@ def test_the_shipped_model_is_widened_and_predicts_what_it_predicted():
     from looper.transforms import Distribute, Interchange, Parallelize, Tile
     from looper.transforms.schedule import Schedule
     model, meta = load_model()
-    assert meta["widened_from"] == 3 and meta["feature_version"] == FEATURE_VERSION
+    assert meta["widened_from"] == {"feature_version": 3, "architecture": 3}
+    assert meta["feature_version"] == FEATURE_VERSION
     p = parse_file(kernel_path("gemm"), "MEDIUM")
     split = Schedule(p).then(Distribute(("S0", "S1"), 1, (1,)))
     schedules = [Schedule(p), split, split.then(Interchange(("S1",), 3, 5)),

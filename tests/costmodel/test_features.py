@@ -130,3 +130,47 @@ def test_a_time_tile_marks_its_wavefront_loop():
     f = featurize(Schedule(p).then(*tiles[0]), ProgramInfo(p))
     assert any(l.vector[LOOP["wavefront"]] for l in f.loops())
     assert not any(l.vector[LOOP["wavefront"]] for l in featurize(Schedule(p)).loops())
+
+
+def test_a_candidate_carries_its_cost_terms_on_the_target():
+    """Version 5: each candidate carries its analytic cost terms and the target's limits.  A
+    parallel tiled gemm is estimated faster than the original on a measured machine (its compute
+    term shorter), and the same candidate on a machine with twice the peak and a tenth of the
+    fork cost shows those limits in its vector."""
+    import dataclasses
+    from looper.costmodel.features import TERMS, reference_target
+    from looper.target.limits import Limits
+    from helpers import TARGET
+    p = parse_file(kernel_path("gemm"), "MEDIUM")
+    s = (Schedule(p).then(Distribute(("S0", "S1"), 1, (1,))).then(Parallelize(((("S1",), 1),)))
+         .then(Tile(((("S1",), (3, 5), (32, 32)),))))
+    slow = dataclasses.replace(TARGET, threads=2, limits=Limits(2, 100.0, 200.0, 20.0, 8, fork_seconds=1e-3,
+                                                                region_seconds=1e-5))
+    fast = dataclasses.replace(slow, limits=dataclasses.replace(slow.limits, peak_double=200.0, fork_seconds=1e-4))
+    original, tiled = (featurize(x, ProgramInfo(p, slow)).terms for x in (Schedule(p), s))
+    assert tiled[TERMS["estimate"]] < original[TERMS["estimate"]]
+    assert tiled[TERMS["terms"]][0] < original[TERMS["terms"]][0]  # log10 of the compute term
+    on_fast = featurize(s, ProgramInfo(p, fast)).terms
+    assert on_fast[TERMS["peak"]] == pytest.approx(tiled[TERMS["peak"]] + np.log10(2))
+    assert on_fast[TERMS["fork"]] == pytest.approx(tiled[TERMS["fork"]] - 1)
+    assert on_fast[TERMS["terms"]][0] < tiled[TERMS["terms"]][0]  # the same flops at twice the peak
+    assert tiled[TERMS["measured"]] == 1
+    assert featurize(s, ProgramInfo(p)).terms[TERMS["measured"]] == 0  # reference_target: not measured
+    assert reference_target(4).threads == 4 and reference_target().limits is None
+
+
+def test_a_point_s_machine_column_is_its_target():
+    """The target a point's terms are computed on is the machine it recorded: its caches and
+    measured limits; none recorded (the first fourteen parts) is the reference target."""
+    import json
+    from looper.datagen.schema import target_of
+    machine = json.dumps({"cpu": "AMD EPYC (family 25, model 17, stepping 1)",
+                          "caches": ["L1d 32 KiB", "L1i 32 KiB", "L2 1 MiB", "L3 32 MiB, shared by CPUs 0-1"],
+                          "limits": {"threads": 2, "peak_double": 115.8, "peak_single": 231.9, "bandwidth": 39.5,
+                                     "lanes_double": 8, "fork_seconds": 0.0057, "region_seconds": 4.2e-5}})
+    t = target_of(machine, 2)
+    assert (t.cache_bytes(1), t.cache_bytes(2), t.cache_bytes(3)) == (32 << 10, 1 << 20, 32 << 20)
+    assert t.limits.peak_double == 115.8 and t.limits.fork_seconds == 0.0057 and t.vector_bytes == 64
+    assert t.threads == 2 and t.cpu.startswith("AMD EPYC (family 25")
+    none = target_of(None, 2)
+    assert none.limits is None and none.caches == ()

@@ -61,16 +61,21 @@ def test_rows_hold_the_raw_facts(tmp_path):
 
 
 def test_grown_collection_measures_the_grown_kinds(tmp_path):
-    """`--grown` on products: register tiles and packs are proposed, measured, and checked."""
+    """`--grown` on products, as scripts/datagen-grown.sh collects: register tiles and packs are
+    proposed, measured and checked; a lane follows the default search's ranking; the points are
+    timed as the committed parts were (tuned, warm), so one model trains on both."""
     import dataclasses
+    from looper.datagen.schema import LEGACY_ENVIRONMENT, timing_of
     cfg = dataclasses.replace(_cfg(tmp_path / "ds", tmp_path / "lock"), grown=True, patterns=("matmul",),
-                              target_low=1e5, target_high=2e5)
+                              target_low=1e5, target_high=2e5, omp_env="tuned", protocol="warm",
+                              explore=1, explore_ranking=True)
     stats = run_collection(range(1), cfg)
     assert stats.programs == 1 and not stats.errors and not stats.wrong
     rows = _table(tmp_path / "ds").to_pylist()
     measured = {t["kind"] for r in rows if r["legal"] and r["status"] in ("ok", "slow")
                 for t in json.loads(r["sequence"])}
     assert measured & {"register", "pack", "vectorize", "region", "sinktile", "blocks"}, measured
+    assert {timing_of(r["environment"]) for r in rows} == {LEGACY_ENVIRONMENT}
 
 
 def test_resume_after_kill_loses_nothing_and_measures_nothing_twice(tmp_path):

@@ -51,3 +51,26 @@ def test_two_schedules_printing_the_same_c_take_one_place_in_the_beam():
     assert same, "the duplicate of the original is a candidate"
     assert any(d.startswith("islschedule(outer-parallel) ; parallelize") for d in ev.asked)
     assert result.best.describe().startswith("islschedule(outer-parallel)")
+
+
+def test_a_stratified_sample_draws_every_kind_of_candidate_in_turn():
+    """Grown-space data collection (`SearchPolicy.stratified`): a level of 40 cache tiles and 3
+    register tiles sampled 4 ways gets a register tile, and the draw is the same on every rerun;
+    a uniform draw of 4 from 43 misses all three register tiles most of the time."""
+    import random
+    from types import SimpleNamespace
+    from looper.search.beam import sample, stratified
+    tiles = [(SimpleNamespace(kind="tile", n=k),) for k in range(40)]
+    registers = [(SimpleNamespace(kind="tile", n=99), SimpleNamespace(kind="register", n=k)) for k in range(3)]
+    cands = tiles + registers
+    picked = stratified(cands, 4, random.Random(0))
+    assert len(set(picked)) == 4
+    assert sum(cands[k][-1].kind == "register" for k in picked) == 2  # two kinds, drawn in turn
+    program = parse_file(kernel_path("gemm"), "MINI")
+    policy = SearchPolicy(max_per_parent=4, stratified=True)
+    first = sample(policy, cands, 1, Schedule(program))
+    assert first == sample(policy, cands, 1, Schedule(program))
+    assert any(c[-1].kind == "register" for c in first)
+    # the whole level when it is small enough; a kind with fewer members than its turns gives way
+    assert sample(policy, registers, 1, Schedule(program)) == registers
+    assert sorted(stratified(registers + tiles[:1], 4, random.Random(1))) == [0, 1, 2, 3]

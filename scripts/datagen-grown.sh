@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The grown-space parts of the dataset (feature version 5 and later): random synthetic programs of
+# the shapes where the grown kinds pay, searched with the whole space (`--grown`: register tiles,
+# packs, time tiles, vector loops, cache tiles, isl's schedule, expansions, parallel blocks, one
+# parallel region), each level's candidates drawn from every kind in turn, and two exploration
+# lanes that follow the default search's ranking (the shipped model for the loop structure, the
+# analytic cost terms for the rest: `--explore-ranking`), so the data covers where the default errs.
+# Timed as the first fourteen parts were (tuned OpenMP settings, warm medians), so one model trains
+# on all of them; run nothing else meanwhile.  The parts are filled round-robin, CHUNK programs of
+# each at a time, so that a run stopped early leaves every part some programs; each part is
+# resumable (finished seeds are skipped, an interrupted program is replayed from its memo).
+#   scripts/datagen-grown.sh [DATA_DIR] [ROUNDS]      (env CHUNK, default 10)
+set -euo pipefail
+data=${1:-data}
+rounds=${2:-1000}
+chunk=${CHUNK:-10}
+common=(--beam 2 --max-affine 2 --per-level 5 --repeat 3 --threads 2 --omp-env tuned --protocol warm
+  --grown --explore 2 --explore-ranking -q)
+# name  first-seed  programs  instances  patterns  extra
+parts=(
+  "synth-v7-grown-matmul 4000 200 1e5:3e8 matmul,deep --scaled-products"
+  "synth-v7-grown-stencil 4200 150 1e5:1e8 stencil"
+  "synth-v7-grown-mv 4400 100 1e5:1e8 reduction,elementwise --scaled-products"
+  "synth-v7-grown-coupled 4600 60 1e6:1e8 coupled"
+  "synth-v7-grown-large 4800 40 3e8:1e9 matmul,deep,stencil --scaled-products"
+)
+for ((r = 0; r < rounds; r++)); do
+  left=0
+  for spec in "${parts[@]}"; do
+    read -r name first total instances patterns extra <<<"$spec"
+    done_=$((r * chunk))
+    [ "$done_" -lt "$total" ] || continue
+    left=1
+    n=$((total - done_ < chunk ? total - done_ : chunk))
+    OMP_NUM_THREADS=2 looper datagen "$data/$name" --programs "$n" --start $((first + done_)) \
+      --instances "$instances" --patterns "$patterns" ${extra:-} "${common[@]}"
+  done
+  [ "$left" = 1 ] || break
+done
