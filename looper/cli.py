@@ -651,6 +651,9 @@ class _DatagenBar:
               help="Train on the points timed this way only, e.g. 'default; as-run' (required when DATA "
                    "mixes environments; parts written before points recorded theirs count as "
                    "'OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=active; warm').")
+@click.option("--weight", "weights", multiple=True, metavar="DIR=K",
+              help="Each program of data directory DIR (its name) is K steps an epoch instead of one: a part "
+                   "of few programs weighs more (repeatable).")
 @click.option("--init", "init", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Start from these weights (an older layout or network widened first: the inputs it "
                    "never read start at zero weight) instead of a random network.")
@@ -658,7 +661,7 @@ class _DatagenBar:
 def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: float, dropout: float,
               weight_decay: float, loss: str, rank_weight: float, batch_programs: int, members: int,
               max_noise: float, threads: int, seed: int, compare_with: str | None, environment: str | None,
-              init: str | None) -> None:
+              init: str | None, weights: tuple[str, ...]) -> None:
     """Train the cost model on DATA (datagen directories or Parquet files).
 
     Split by program (80/10/10); reports validation and held-out test MAPE, Spearman and nDCG.
@@ -672,6 +675,12 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
         train_ensemble,
     )
 
+    part_weights = {}
+    for w in weights:
+        name, eq, k = w.partition("=")
+        if not eq or not k.isdigit() or int(k) < 1:
+            raise LooperUsageError(f"--weight: expected DIR=K with K a positive integer, got '{w}'")
+        part_weights[Path(name).name] = int(k)
     t0 = time.perf_counter()
     try:
         ds = load_examples(data, max_noise=max_noise, environment=environment)
@@ -684,7 +693,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
         raise LooperUsageError("not enough programs to split into training and validation sets")
     cfg = TrainConfig(epochs=epochs, hidden=hidden, lr=lr, dropout=dropout, weight_decay=weight_decay, loss=loss,
                       rank_weight=rank_weight, batch_programs=batch_programs, seed=seed, threads=threads,
-                      init=init)
+                      init=init, part_weights=part_weights)
     if init is not None:
         from .costmodel.store import load_model
         if load_model(init)[0].hidden != hidden:
@@ -762,6 +771,10 @@ def bench_group() -> None:
               help="With --ceiling: the measuring search's budget in all, per kernel.")
 @click.option("--ceiling-structure-budget", default=None, type=float, metavar="SECONDS",
               help="With --ceiling: the measuring search's budget for choosing loop structure, per kernel.")
+@click.option("--variant", "variants", multiple=True, metavar="NAME:KEY=VALUE,...",
+              help="Also run looper with these settings changed (keys: evaluator, model, per_round) and time "
+                   "its answers in the same rounds, as the column looper-NAME: another cost model, the model "
+                   "alone, a smaller budget.  A diagnostic beside the default (repeatable).")
 @click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV[,ENV]",
               help="OpenMP environment(s) of the timings: default (as your shell has it), tuned, 'NAME=V ...'; "
                    "two separated by a comma (default,tuned) time every system in both and flag answers whose "
@@ -777,8 +790,8 @@ def bench_group() -> None:
 @_friendly
 def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_out, csv_out, plot_out,
                     roofline_out, resume, check_only, save_baseline, baseline, tolerance, polycc, search_repeat,
-                    ceiling, ceiling_budget, ceiling_structure_budget, omp_env, quiet, record=None, records_in=None,
-                    any_machine=False, **search) -> None:
+                    ceiling, ceiling_budget, ceiling_structure_budget, variants, omp_env, quiet, record=None,
+                    records_in=None, any_machine=False, **search) -> None:
     """Run the 30 PolyBench 4.2.1 kernels with looper and its peers; print a table per input mode
     (times, GFLOP/s, fraction of peak, speedups), write JSON/CSV/plots."""
     import json
@@ -794,9 +807,10 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_o
     options, target = tune_options(search, repeats=search_repeat, omp_env=envs[0])
     measure = options.with_(evaluator=Evaluator.MEASURE, budget=ceiling_budget,
                             structure_budget=ceiling_structure_budget) if ceiling else None
+    extra = dict(suite.parse_variant(v, options) for v in variants)
     cfg = suite.config_from_options(kernels, sizes, compare, inputs, target.threads, polycc, polybench_c,
                                     tune=options, target=target, repeat=repeat, check_only=check_only,
-                                    omp_envs=envs, ceiling=measure)
+                                    omp_envs=envs, ceiling=measure, variants=extra)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
     base = json.loads(Path(baseline).read_text()) if baseline else None
     cfg.records = bench_records.replayed(records_in, base, baseline, any_machine, say)

@@ -5,17 +5,23 @@
 # parallel region), each level's candidates drawn from every kind in turn, and two exploration
 # lanes that follow the default search's ranking (the shipped model for the loop structure, the
 # analytic cost terms for the rest: `--explore-ranking`), so the data covers where the default errs.
+# The ranking's model is looper-v6 (GUIDE), the model shipped when these parts were collected; its
+# weights are in git at 6873984 (`git show 6873984:looper/costmodel/weights/looper-v6.pt > v6.pt`).
 # Timed as the first fourteen parts were (tuned OpenMP settings, warm medians), so one model trains
 # on all of them; run nothing else meanwhile.  The parts are filled round-robin, CHUNK programs of
 # each at a time, so that a run stopped early leaves every part some programs; each part is
 # resumable (finished seeds are skipped, an interrupted program is replayed from its memo).
-#   scripts/datagen-grown.sh [DATA_DIR] [ROUNDS]      (env CHUNK, default 10)
+# The committed parts are two rounds (20 programs each; 12,034 rows, 9,230 usable points, in 98
+# minutes of an AMD EPYC family 25 model 17 with 2 vCPUs, 2026-11-28):
+#   GUIDE=v6.pt scripts/datagen-grown.sh data 2
+#   GUIDE=v6.pt scripts/datagen-grown.sh [DATA_DIR] [ROUNDS]      (env CHUNK, default 10)
 set -euo pipefail
 data=${1:-data}
 rounds=${2:-1000}
 chunk=${CHUNK:-10}
+guide=${GUIDE:?GUIDE=looper-v6.pt: the model the lanes ranking used (see above)}
 common=(--beam 2 --max-affine 2 --per-level 5 --repeat 3 --threads 2 --omp-env tuned --protocol warm
-  --grown --explore 2 --explore-ranking -q)
+  --grown --explore 2 --explore-model "$guide" --explore-ranking -q)
 # name  first-seed  programs  instances  patterns  extra
 parts=(
   "synth-v7-grown-matmul 4000 200 1e5:3e8 matmul,deep --scaled-products"

@@ -18,6 +18,7 @@ and fractions of the machine's measured peak (`runtime/peaks.py`).
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol
 
@@ -79,6 +80,9 @@ class BenchConfig:
     # also run the measuring search and time its answers in the same rounds (a ceiling, labelled
     # `looper-measure`), with its own budgets
     ceiling: TuneOptions | None = None
+    # more looper systems timed in the same rounds (`--variant`: another model, the model alone, a
+    # smaller budget), by name (`looper-NAME`): diagnostics beside the default, never the headline
+    variants: dict[str, TuneOptions] = field(default_factory=dict)
     # tuning records replayed instead of searching (`--records`, a baseline's records); None: search
     records: Replayed | None = None
 
@@ -92,7 +96,9 @@ class BenchConfig:
         out = {"looper": self.tune.with_(omp_env=self.omp_envs[0])}
         if self.ceiling is not None:
             out[CEILING] = self.ceiling.with_(omp_env=self.omp_envs[0])
-        return out
+        for name, options in self.variants.items():
+            out[name] = options.with_(omp_env=self.omp_envs[0])
+        return {name: _own_memo(name, options) for name, options in out.items()}
 
     def machine(self) -> Target:
         """The target looper tunes for."""
@@ -119,6 +125,16 @@ class Answer:
     measured: int = 0  # candidates the search ran
     record: Record | None = None  # the tuning record replayed instead of a search (`bench.records`)
     evaluator: str = ""  # what scored the search
+
+
+def _own_memo(system: str, options: TuneOptions) -> TuneOptions:
+    """Every looper system but the default searches with a memo of its own beside the default's
+    (`--db FILE`: FILE-looper-measure.sqlite, ...), so that none is answered by another's
+    measurements: each system's search time and measured candidates are a new user's."""
+    if system == "looper" or options.db is None:
+        return options
+    db = Path(options.db)
+    return options.with_(db=str(db.with_name(f"{db.stem}-{system}{db.suffix}")))
 
 
 def search(name: str, size: str, cfg: BenchConfig, options: TuneOptions | None = None) -> Answer:
@@ -239,7 +255,7 @@ def build_scop(system: str, program: Program, schedule: Schedule, cfg: BenchConf
     """A system's binary of looper's scop C, in looper's harness."""
     if system == "gcc":
         return peers.build_gcc(program, defines, extra)
-    if system == "looper" or system == CEILING:
+    if system in cfg.searches():
         b = peers.build_looper(program, schedule, defines, extra)
         b.system = system
         return b

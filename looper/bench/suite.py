@@ -7,6 +7,7 @@ than a baseline allows).  `looper bench polybench` only parses options and print
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from ..runtime.peaks import limits_for_bench
 from . import native, peers
 from .polybench import ALL_KERNELS, SIZES, BenchConfig, kernel_file, run_kernel
 from .results import INPUTS, KernelResult, SystemResult, from_json, to_json
+from ..tune.options import TuneOptions
 
 OnResult = Callable[[KernelResult, int, int], None]
 
@@ -58,6 +60,39 @@ def config_from_options(kernels: str | None, sizes: str, compare: str, inputs: s
                        polybench_c=polybench_c, **rest)
 
 
+VARIANT_KEYS = ("evaluator", "model", "per_round")
+
+
+def parse_variant(text: str, base: TuneOptions) -> tuple[str, TuneOptions]:
+    """`--variant NAME:KEY=VALUE,...` (keys: evaluator, model, per_round) -> (`looper-NAME`, the
+    default's options with those changed), or a usage error."""
+    from ..tune import Evaluator, HybridOptions
+    name, colon, spec = text.partition(":")
+    if not colon or not name.replace("-", "").isalnum():
+        raise LooperUsageError(f"--variant: expected NAME:KEY=VALUE,... (keys {', '.join(VARIANT_KEYS)}), got '{text}'")
+    options = base
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key not in VARIANT_KEYS:
+            raise LooperUsageError(f"--variant {name}: unknown setting '{item}' (keys {', '.join(VARIANT_KEYS)})")
+        try:
+            if key == "evaluator":
+                options = options.with_(evaluator=Evaluator.parse(value))
+            elif key == "model":
+                if not Path(value).is_file():
+                    raise ValueError(f"no file {value}")
+                options = options.with_(model=value)
+            else:
+                options = options.with_(hybrid=dataclasses.replace(options.hybrid, per_round=int(value)))
+        except ValueError as e:
+            raise LooperUsageError(f"--variant {name}: {key}: {e}") from None
+    return f"looper-{name}", options
+
+
+def describe_variant(o: TuneOptions) -> dict:
+    return {"evaluator": o.evaluator.value, "model": o.model, "per_round": o.hybrid.per_round}
+
+
 def meta(cfg: BenchConfig) -> dict:
     """What a results file records about the run and the machine."""
     limits = cfg.limits
@@ -67,6 +102,8 @@ def meta(cfg: BenchConfig) -> dict:
             "beam": t.beam, "compare": cfg.compare, "inputs": cfg.inputs, "check_only": cfg.check_only,
             "polybench_c": cfg.polybench_c, "polycc": cfg.polycc, "loadavg": load_average(),
             "search_repeats": t.repeats, "structure_budget": t.structure_budget, "search_budget": t.budget,
+            "model": t.model, "per_round": t.hybrid.per_round,
+            "variants": {name: describe_variant(o) for name, o in cfg.variants.items()},
             "protocol": t.protocol.name,
             "proxy": None if t.proxy is None else {"steps": t.proxy.steps, "sizes": t.proxy.sizes},
             "created": time.time(),

@@ -299,6 +299,7 @@ class _Collated:
     groups: torch.Tensor  # [n]: program of each example, 0..G-1
     anchors: torch.Tensor  # [G]: the example holding each program's original (-1: none)
     speedup: torch.Tensor
+    part: str = ""  # the data directory of its (first) program
 
     def relative(self, scores: torch.Tensor) -> torch.Tensor:
         """Log speedups predicted from the network's scores: minus the anchor's score."""
@@ -316,7 +317,7 @@ def _collated_batches(examples: list[Example], batch_programs: int, rng: random.
                 anchors[names[e.program]] = k
         out.append(_Collated(collate([e.features for e in batch]),
                              torch.tensor([names[e.program] for e in batch]), torch.tensor(anchors),
-                             torch.tensor([e.speedup for e in batch], dtype=torch.float32)))
+                             torch.tensor([e.speedup for e in batch], dtype=torch.float32), batch[0].part))
     return out
 
 
@@ -367,6 +368,9 @@ class TrainConfig:
     seed: int = 0
     threads: int = 2
     init: str | None = None  # weights to start from (widened to this layout and network), else random
+    # data directory -> times each of its programs is a step per epoch (default 1): a part of
+    # few programs (the grown space's hundred beside 2,500) weighs that much more
+    part_weights: dict[str, int] = field(default_factory=dict)
 
 
 def _start(cfg: TrainConfig, train_set: list[Example], member: int) -> CostModel:
@@ -413,14 +417,15 @@ def train(train_set: list[Example], val_set: list[Example], cfg: TrainConfig,
     # one step per program (not per four): the recursive model needs many small steps; with
     # 4-program batches and a cosine schedule it underfit (train Spearman 0.69 after 25 epochs,
     # 0.86 with one program per step and a one-cycle schedule on the same 364 programs)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=cfg.epochs * len(batches),
+    steps = [k for k, b in enumerate(batches) for _ in range(cfg.part_weights.get(b.part, 1))]
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=cfg.epochs * len(steps),
                                                 pct_start=0.1)
     best_state, best_score, history = None, -1e9, []
     for epoch in range(cfg.epochs):
         model.train()
         t0 = time.perf_counter()
         losses = []
-        for k in rng.sample(range(len(batches)), len(batches)):
+        for k in rng.sample(steps, len(steps)):
             b = batches[k]
             loss = loss_fn(b.relative(model(b.batch)), b.speedup, b.groups, cfg.rank_weight, cfg.loss)
             opt.zero_grad()

@@ -17,6 +17,7 @@ and no candidate when it runs out.
 from __future__ import annotations
 
 import multiprocessing
+import time
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
@@ -72,8 +73,7 @@ class IslSchedule(Transform):
         if not ctx.grown or ctx.lowered.rows != original(ctx.lowered.program).rows:
             return
         seen = set()
-        for variant in VARIANTS:
-            rows = isl_rows(ctx.lowered.program, variant)
+        for variant, rows in zip(VARIANTS, isl_variants(ctx.lowered.program)):
             if rows is not None and rows not in seen and rows != _rows_of(original(ctx.lowered.program)):
                 seen.add(rows)
                 yield cls(rows, variant)
@@ -86,28 +86,39 @@ def _rows_of(L: Lowered) -> tuple[StatementRows, ...]:
     return tuple((s, tuple((r.coeffs, r.const) for r in rs)) for s, rs in sorted(L.rows.items()))
 
 
-@memoized(maxsize=64)
 def isl_rows(program: Program, variant: str = "pluto") -> tuple[StatementRows, ...] | None:
     """isl's schedule for `program` in looper's 2d+1 rows (None: no schedule within the budget,
-    or one looper's rows cannot hold: a member with a divisor or several pieces).  isl's
-    scheduler runs in a forked child that is killed after `BUDGET_SECONDS`: it has no time
-    limit of its own (heat-3d: 13 minutes; an operation limit does not stop it)."""
+    or one looper's rows cannot hold: a member with a divisor or several pieces)."""
+    return isl_variants(program)[VARIANTS.index(variant)]
+
+
+@memoized(maxsize=64)
+def isl_variants(program: Program) -> tuple[tuple[StatementRows, ...] | None, ...]:
+    """`isl_rows` of every variant (in `VARIANTS`' order), computed at once.  isl's scheduler
+    runs in forked children, one per variant side by side (the search waits on one core while
+    the others are idle: deriche's schedules take 4.7 s each), killed after `BUDGET_SECONDS`:
+    it has no time limit of its own (heat-3d: 13 minutes; an operation limit does not stop it)."""
     mp = multiprocessing.get_context("fork")
-    recv, send = mp.Pipe(duplex=False)
-    child = mp.Process(target=_child, args=(program, variant, send), daemon=True)
-    child.start()
-    send.close()
-    try:
-        if not recv.poll(BUDGET_SECONDS):
-            return None
-        return recv.recv()
-    except EOFError:  # the child died
-        return None
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
-        recv.close()
+    started = []
+    for variant in VARIANTS:
+        recv, send = mp.Pipe(duplex=False)
+        child = mp.Process(target=_child, args=(program, variant, send), daemon=True)
+        child.start()
+        send.close()
+        started.append((child, recv))
+    deadline = time.monotonic() + BUDGET_SECONDS
+    out = []
+    for child, recv in started:
+        try:
+            out.append(recv.recv() if recv.poll(max(0.0, deadline - time.monotonic())) else None)
+        except EOFError:  # the child died
+            out.append(None)
+        finally:
+            if child.is_alive():
+                child.kill()
+            child.join()
+            recv.close()
+    return tuple(out)
 
 
 def _child(program: Program, variant: str, send) -> None:

@@ -29,7 +29,7 @@ from ..ir.schedule import Lowered, own_nest_rows
 from ..poly.deps import Dependences
 from .registry import CandidateContext, Encoding, Transform, register
 from .fusion import freeing_distributions
-from .register_tiling import eligible_band, tiles_after
+from .register_tiling import eligible_band, tileable, tiles_after
 
 PACK_PREFIX = "looper_pack_"  # user names cannot start with "looper_": no clash
 
@@ -120,7 +120,10 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     """The fewest distributions that leave a statement alone in its three loops, then its packs
     and register tiles, as one candidate.  syrk's product shares its i loop with the statement
     that scales C; when the fusion levels spent no distribution there, the beam kept a plain
-    cache tile (20% of the FMA peak at LARGE)."""
+    cache tile (20% of the FMA peak at LARGE).  None when no statement could ever have a
+    register tile (`register_tiling.tileable`)."""
+    if not tileable(ctx.lowered.program):
+        return
     done: set[str] = set()
     for steps, after, new in freeing_distributions(ctx.lowered, ctx, _packable):
         for stmt, packs in _sites(after):

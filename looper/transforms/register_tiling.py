@@ -18,13 +18,15 @@ a tile (`poly.promotion`).
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Iterator, NamedTuple
 
+from ..caching import per_object
 from ..ir.looptree import IllFormed, LoopNode
 
 from ..ir.schedule import loop_label
-from ..ir.program import Binary, Const, Load, Statement, Unary, walk
+from ..ir.program import Binary, Const, Load, Program, Statement, Unary, walk
 from ..ir.rows import TILE_ROWS, BandRef, first_statement
 from ..ir.schedule import Lowered, Microkernel, Row
 from ..poly.deps import Dependences
@@ -171,8 +173,10 @@ def _after_distribution(ctx: CandidateContext) -> Iterator[tuple]:
     innermost loops, followed by their register tiles.  3mm's products share their outer loops
     with the statements that zero them; the fusion levels, which score a distribution by itself,
     rarely spend one there, and then only one product of three got its tile (28% of the FMA peak
-    at LARGE)."""
+    at LARGE).  None when no statement without a tile could ever have one (`tileable`)."""
     L = ctx.lowered
+    if not tileable(L.program) - {m.stmt for m in L.microkernels}:
+        return
 
     def free(M: Lowered) -> frozenset[str]:
         return _freed(M, ctx, frozenset())
@@ -203,10 +207,14 @@ def _after_enablers(ctx: CandidateContext) -> Iterator[tuple]:
     their loops, and only then are r (or q) parallel; symm's products also need their statements
     reordered.  The levels that ran before could not know."""
     L = ctx.lowered
-    for f in Fission.candidates(ctx):
-        yield from _tiles_behind((f,), L, ctx)
+    done = {m.stmt for m in L.microkernels}
+    if tileable(L.program) - done:  # a fission rewrites no statement: it frees one or none
+        for f in Fission.candidates(ctx):
+            yield from _tiles_behind((f,), L, ctx)
     for exp in expansions(L.program):
         expanded = exp.apply(L)
+        if not tileable(expanded.program) - done:  # an expansion may make one tileable (doitgen)
+            continue
         inner = _context(expanded, ctx)
         yield from _tiles_behind((exp,), L, ctx)
         for f in Fission.candidates(inner):
@@ -303,6 +311,17 @@ def _parallel_before_tile(steps: tuple, tile: "RegisterTile", L: Lowered, deps: 
                 break
             loop = next((c for c in loop.loops if stmts & c.statements), None)
     return steps + ((Parallelize(tuple(loops)),) if loops else ()) + (tile,)
+
+
+@per_object
+def tileable(program: Program) -> frozenset[str]:
+    """The statements some loop order could register-tile (with packs: `allow_columns`): at least
+    three loops, three of whose iterators take the roles i, j, k (`_roles`, which reads only the
+    statement).  The distributions that could free a statement for a tile are enumerated only
+    when one exists: deriche's two-deep filters have none, and enumerating them (107,618
+    distributions, behind each of its expansions too) was 145 of its model search's 210 s."""
+    return frozenset(st.name for st in program.statements if st.depth >= 3 and any(
+        _roles(st, list(names), allow_columns=True) for names in itertools.combinations(st.iterators, 3)))
 
 
 def _freed(L: Lowered, ctx: CandidateContext, already: frozenset[str]) -> frozenset[str]:

@@ -357,3 +357,31 @@ def test_a_crash_inside_looper_on_one_kernel_costs_that_kernel_not_the_run(monke
     monkeypatch.setattr(suite, "run_kernel", user_error)
     with pytest.raises(Exception, match="not found"):
         suite.run_suite(cfg)
+
+
+def test_variants_are_more_looper_systems_each_with_its_own_memo(tmp_path, monkeypatch):
+    """`--variant NAME:KEY=VALUE,...`: another looper configuration (a model, the model alone, a
+    budget) searched and timed in the same rounds as `looper-NAME`; each looper system but the
+    default searches with its own memo, so none is answered by another's measurements.  A bad
+    variant is a usage error."""
+    from looper.tune.options import HybridOptions
+    model = tmp_path / "m.pt"
+    model.write_bytes(b"")
+    base = TuneOptions(db=str(tmp_path / "memo.sqlite"))
+    name, half = suite.parse_variant(f"half:per_round=4,model={model}", base)
+    assert name == "looper-half" and half.hybrid == HybridOptions(per_round=4) and half.model == str(model)
+    name2, alone = suite.parse_variant("alone:evaluator=model", base)
+    assert alone.evaluator is Evaluator.MODEL and alone.hybrid == base.hybrid
+    cfg = pb.BenchConfig(["gemm"], ["MINI"], [], base, ceiling=base.with_(evaluator=Evaluator.MEASURE),
+                         variants={name: half, name2: alone})
+    searches = cfg.searches()
+    assert list(searches) == ["looper", pb.CEILING, "looper-half", "looper-alone"]
+    memos = [o.db for o in searches.values()]
+    assert memos[0] == str(tmp_path / "memo.sqlite") and len(set(memos)) == 4
+    assert memos[2] == str(tmp_path / "memo-looper-half.sqlite")
+    assert cfg.systems("native")[:2] == ["gcc", "original"] and "looper-alone" in cfg.systems("scop")
+    for bad in ("half", "half:beam=3", "half:per_round=x", f"half:model={tmp_path / 'none.pt'}"):
+        with pytest.raises(suite.LooperUsageError):
+            suite.parse_variant(bad, base)
+    res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--variant", "x:beam=2"])
+    assert res.exit_code == 2 and "--variant" in res.output

@@ -146,3 +146,5 @@ def test_guided_exploration_measures_more_of_the_same_programs(tmp_path):
     assert b - a and len(measured) > len(a) // 2
     res = CliRunner().invoke(main, ["datagen", str(tmp_path / "ds3"), "-n", "1", "--explore-model", shipped])
     assert res.exit_code == 2 and "--explore" in res.output
+    res = CliRunner().invoke(main, ["datagen", str(tmp_path / "ds4"), "-n", "1", "--explore-ranking"])
+    assert res.exit_code == 2 and "--explore-ranking" in res.output and not (tmp_path / "ds4").exists()
