@@ -1,8 +1,8 @@
 """How sure is a held-out Spearman: bootstrap confidence intervals over the test programs.
 
-    python benchmarks/heldout_ci.py looper/costmodel/weights/looper-v6.pt NEW.pt
+    python benchmarks/heldout_ci.py models/looper-v6.pt NEW.pt
     python benchmarks/heldout_ci.py models/looper-v2.pt A.pt+B.pt   # '+' pools two ensembles
-    (looper-v1..v5: made by the commands in scripts/train.sh's header; only v6 ships)
+    (looper-v1..v6: made by the commands in scripts/train.sh's header, v6 also in git at 6873984; only v8 ships)
     python benchmarks/heldout_ci.py --split validation A.pt B.pt A.pt+B.pt   # choosing among them
 
 `looper train` reports the mean of per-program Spearmans over about 200 held-out programs, whose

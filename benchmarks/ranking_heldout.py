@@ -1,7 +1,7 @@
 """How well the default search's ranking orders held-out programs' measured candidates.
 
     python benchmarks/ranking_heldout.py data/synth-v7-grown-* --model NEW.pt
-    python benchmarks/ranking_heldout.py data/synth-v7-grown-* --model NEW.pt --model looper/costmodel/weights/looper-v6.pt
+    python benchmarks/ranking_heldout.py data/synth-v7-grown-* --model NEW.pt --model models/looper-v6.pt
 
 For every held-out program (the test side of `looper train`'s split by program, the same noise
 filter) each ranker orders the measured candidates, and the per-program Spearman and nDCG against

@@ -48,7 +48,8 @@ OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-matmul-large" --programs 120 --
   --patterns matmul,deep "${common[@]}"
 # exploration lanes beside the beam: the given model's own favourites, measured.  looper-v1 to -v5's
 # weights are no longer in the tree (their metadata is, in models/): train each first with the
-# command in scripts/train.sh's header; looper-v6 ships in the package.
+# command in scripts/train.sh's header; looper-v6's are in git
+# (`git show 6873984:looper/costmodel/weights/looper-v6.pt > models/looper-v6.pt`).
 guided_by() { echo --explore 2 --explore-model "$1"; }
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v2-explore" --programs 35 --start 2600 --instances 1e8:3e8 \
   --patterns matmul,deep $(guided_by models/looper-v1.pt) "${common[@]}"
@@ -64,8 +65,8 @@ OMP_NUM_THREADS=2 looper datagen "$data/synth-v4-small-stencil" --programs 95 --
   --patterns stencil $(guided_by models/looper-v4.pt) "${common[@]}"
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v5-large-coupled" --programs 50 --start 3700 --instances 3e7:3e8 \
   --patterns coupled $(guided_by models/looper-v5.pt) "${common[@]}"
-# The fourteenth part is guided by looper-v6.pt (the shipped model), whose MEDIUM syrk answer is slower than the original's fast
+# The fourteenth part is guided by looper-v6.pt (the model shipped then), whose MEDIUM syrk answer is slower than the original's fast
 # mode: small matrix products, triangular ones among them, scaled on about half (seeds 3800-3949: 16,334 rows,
 # 15,561 measured points in 1,202 s over two sessions, 965 s + 237 s: 12.9 points/s).
 OMP_NUM_THREADS=2 looper datagen "$data/synth-v6-small-matmul" --programs 150 --start 3800 --instances 1e5:1e7 \
-  --patterns matmul --scaled-products $(guided_by looper/costmodel/weights/looper-v6.pt) "${common[@]}"
+  --patterns matmul --scaled-products $(guided_by models/looper-v6.pt) "${common[@]}"

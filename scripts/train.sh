@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Reproduce the shipped cost model, looper/costmodel/weights/looper-v6.pt, from the shipped dataset (all thirteen
-# parts; deterministic split and seeds).  Two ensemble members train in parallel, one core and one
-# torch thread each (about 55 minutes on this 2-core machine).
+# Reproduce the shipped cost model, looper/costmodel/weights/looper-v8.pt: all nineteen parts of data/
+# (the five grown ones weighted 5), 12 epochs warm-started from looper-v6, whose weights are in git
+# (deterministic split and seeds).  Two ensemble members train in parallel, one core and one torch
+# thread each (about 45 minutes on this 2-core machine):
+#   git show 6873984:looper/costmodel/weights/looper-v6.pt > /tmp/looper-v6.pt
+#   INIT=/tmp/looper-v6.pt scripts/train.sh
+# Without INIT (or with DATA_DIRs) it trains the older recipe from scratch:
 #   scripts/train.sh [OUT] [DATA_DIR...]
+# looper-v6 (shipped before looper-v8; it guided the grown parts' lanes, scripts/datagen-grown.sh):
+#   scripts/train.sh models/looper-v6.pt @nine data/synth-v2-small-guided data/synth-v3-small-guided \
+#     data/synth-v4-small-stencil data/synth-v5-large-coupled
 # `@nine` among the DATA_DIRs stands for the first nine parts, on which the earlier models trained:
 #   EPOCHS=30 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh models/looper-v1.pt data/synth-v2 \
 #     data/synth-v2-small data/synth-v2-large
@@ -20,7 +27,18 @@
 #   RANK_WEIGHT=3 EPOCHS=30 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh /tmp/looper-rw3e30.pt @nine
 #   HIDDEN=192 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh /tmp/looper-h192.pt @nine
 set -euo pipefail
-out=${1:-looper/costmodel/weights/looper-v6.pt}
+if [ -n "${INIT:-}" ] && [ $# -le 1 ]; then
+  out=${1:-looper/costmodel/weights/looper-v8.pt}
+  grown=(data/synth-v7-grown-matmul data/synth-v7-grown-stencil data/synth-v7-grown-mv data/synth-v7-grown-coupled
+    data/synth-v7-grown-large)
+  weights=()
+  for part in "${grown[@]}"; do weights+=(--weight "$(basename "$part")=5"); done
+  exec looper train data/synth-v2* data/synth-v3-small-guided data/synth-v4-small-stencil data/synth-v5-large-coupled \
+    data/synth-v6-small-matmul "${grown[@]}" -o "$out" --init "$INIT" "${weights[@]}" --epochs 12 --members 2 \
+    --threads 1 --hidden 128 --dropout 0.2 --weight-decay 0.001 --lr 0.001 --loss log --rank-weight 1.0 \
+    --batch-programs 1 --max-noise 0.05 --seed 0
+fi
+out=${1:-models/looper-v6.pt}
 shift || true
 nine=(data/synth-v2 data/synth-v2-small data/synth-v2-large data/synth-v2-scalars data/synth-v2-scalars-large
   data/synth-v2-matmul-large data/synth-v2-explore data/synth-v2-scaled data/synth-v2-scaled-mix)

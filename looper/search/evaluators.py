@@ -291,9 +291,13 @@ class ModelEvaluator:
 
     name = "model"
 
-    def __init__(self, program: Program, model=None, meta: dict | None = None, target=None):
+    def __init__(self, program: Program, model=None, meta: dict | None = None, target=None,
+                 first_region: float = 0.0, original_seconds: float | None = None):
         """`target`: the machine the candidates are predicted for (their cost terms are computed
-        on it; None: `costmodel.features.reference_target`)."""
+        on it; None: `costmodel.features.reference_target`).  `first_region`: what starting a
+        thread team costs there on average, charged to a parallel candidate's predicted time
+        against `original_seconds` (the original's time, measured or estimated): the model's
+        labels were timed warm and never paid it, as a program that calls its kernel once does."""
         from ..costmodel.features import ProgramInfo
         from ..costmodel.store import load_model
         if model is None:
@@ -303,6 +307,8 @@ class ModelEvaluator:
         self.info = ProgramInfo(program, target)
         self.predicted = 0
         self._original: float | None = None
+        self.first_region = first_region if original_seconds else 0.0
+        self.original_seconds = original_seconds
 
     def original_prediction(self) -> float:
         """The model's prediction for the untransformed program (its speedup is 1 by definition).
@@ -330,8 +336,16 @@ class ModelEvaluator:
             preds = self.model.predict(feats) / self.original_prediction()
             self.predicted += len(todo)
             for k, p in zip(todo, preds):
-                out[k] = Score(float(p), Status.PREDICTED, "", predicted=float(p))
+                p = self.as_run(schedules[k], float(p))
+                out[k] = Score(p, Status.PREDICTED, "", predicted=p)
         return [o for o in out if o is not None]
+
+    def as_run(self, s: Schedule, speedup: float) -> float:
+        """A predicted speedup with the team's start charged when `s` runs in parallel."""
+        if not self.first_region or not s.lowered.parallel:
+            return speedup
+        t0 = self.original_seconds
+        return t0 / (t0 / speedup + self.first_region)
 
     def close(self) -> None:
         pass

@@ -37,7 +37,7 @@ from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
 from ..search.policy import SearchPolicy, policy_for, refining
 from ..search.proxy import StandIn, automatic, carry, stand_in
-from ..search.restraint import restraint
+from ..search.restraint import estimated_seconds, restraint
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
 from ..transforms.schedule import Schedule
@@ -168,20 +168,30 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
             from ..costmodel.store import load_model
             model = load_model(options.model)
         net, meta = model
-        predictor = ModelEvaluator(program, net, meta, target) if encodable else None
+        first_region, seconds = _team_start(target), None
+        if first_region:
+            seconds = measure.original_seconds() if measure is not None else estimated_seconds(program, target)
+        predictor = ModelEvaluator(program, net, meta, target, first_region, seconds) if encodable else None
         scorer = predictor if kind is Evaluator.MODEL else Ranking(program, target, predictor)
     policy = policy_for(kind.value, meta, beam=options.beam, max_affine=options.max_affine,
                         max_fusion=options.max_fusion, time_budget=options.budget,
                         structure_budget=options.structure_budget, explain=options.explain or None, target=target)
     if measure is not None:
         why = restraint(measure.original_seconds(), target)
-        if why is not None:
-            policy = policy.with_(sequential=why)
-            notes.append(why)
-    lim = target.limits
-    first_region = lim.fork_seconds if target.threads > 1 and lim is not None and lim.fork_seconds else 0.0
+    else:  # the model alone: the terms' estimate of the original stands in for its time
+        why = restraint(estimated_seconds(program, target), target, estimated=True)
+    if why is not None:
+        policy = policy.with_(sequential=why)
+        notes.append(why)
+    first_region = _team_start(target)
     return Search(program, kind, policy, scorer, measure, options, notes=notes, stand_in=made,
                   stand_in_measure=proxy_measure, first_region=first_region)
+
+
+def _team_start(target: Target) -> float:
+    """What the target's first parallel region costs on average (0: one thread, or unmeasured)."""
+    lim = target.limits
+    return lim.fork_seconds if target.threads > 1 and lim is not None and lim.fork_seconds else 0.0
 
 
 def _measuring(program: Program, options: TuneOptions, target: Target, store, progress) -> ExecutionEvaluator:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from helpers import TARGET, HashScores
 from looper.lang.parse import parse_file
 from looper.poly.deps import compute_dependences
@@ -45,3 +47,42 @@ def test_a_restrained_search_offers_no_parallel_candidate():
     assert any(e.schedule.lowered.parallel for e in free.evaluated)
     assert not any(e.schedule.lowered.parallel for e in kept.evaluated)
     assert any(e.rejected == why for e in kept.explored)
+
+
+def test_the_model_alone_restrains_by_the_terms_estimate_of_the_original():
+    """`--evaluator model` measures nothing, so the analytic terms' estimate of the original's time
+    stands in for it: gemm at MINI (microseconds) stays sequential where a team costs 3 ms, and is
+    free where that cost was never measured."""
+    from looper.costmodel.store import load_model
+    from looper.search.restraint import estimated_seconds
+    from looper.tune.options import Evaluator, TuneOptions
+    from looper.tune.pipeline import prepare
+    p = parse_file(kernel_path("gemm"), "MINI")
+    assert 0 < estimated_seconds(p, _target(2, FORK)) < 1e-3
+    model = load_model()
+    options = TuneOptions(evaluator=Evaluator.MODEL, memo=False)
+    kept = prepare(p, options, _target(2, FORK), model=model)
+    assert kept.policy.sequential.startswith("kept sequential: the original is estimated to run")
+    assert kept.policy.sequential in kept.notes
+    assert prepare(p, options, _target(2, None), model=model).policy.sequential is None
+
+
+def test_the_model_charges_a_parallel_candidate_the_teams_start():
+    """The model's labels were timed warm, after the team had started; a parallel candidate's
+    predicted time gains the target's first-region cost, a sequential one's does not."""
+    from looper.costmodel.store import load_model
+    from looper.search.evaluators import ModelEvaluator
+    from looper.transforms import Distribute, Parallelize
+    from looper.transforms.schedule import Schedule
+    p = parse_file(kernel_path("gemm"), "MEDIUM")
+    net, meta = load_model()
+    split = Schedule(p).then(Distribute(("S0", "S1"), 1, (1,)))
+    par = split.then(Parallelize(((("S1",), 1),)))
+    free = ModelEvaluator(p, net, meta, TARGET)
+    charged = ModelEvaluator(p, net, meta, TARGET, first_region=1e-3, original_seconds=1e-3)
+    assert charged.as_run(par, 4.0) == 1e-3 / (1e-3 / 4.0 + 1e-3)
+    assert charged.as_run(split, 4.0) == 4.0
+    (s0, p0), (s1, p1) = (free.evaluate(p, [split, par]), charged.evaluate(p, [split, par]))
+    assert s1.speedup == s0.speedup
+    assert p1.speedup == pytest.approx(1 / (1 / p0.speedup + 1.0))
+    assert ModelEvaluator(p, net, meta, TARGET, first_region=1e-3).as_run(par, 4.0) == 4.0  # no time: no charge
