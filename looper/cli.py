@@ -675,12 +675,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
         train_ensemble,
     )
 
-    part_weights = {}
-    for w in weights:
-        name, eq, k = w.partition("=")
-        if not eq or not k.isdigit() or int(k) < 1:
-            raise LooperUsageError(f"--weight: expected DIR=K with K a positive integer, got '{w}'")
-        part_weights[Path(name).name] = int(k)
+    part_weights = _part_weights(weights)
     t0 = time.perf_counter()
     try:
         ds = load_examples(data, max_noise=max_noise, environment=environment)
@@ -694,10 +689,7 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     cfg = TrainConfig(epochs=epochs, hidden=hidden, lr=lr, dropout=dropout, weight_decay=weight_decay, loss=loss,
                       rank_weight=rank_weight, batch_programs=batch_programs, seed=seed, threads=threads,
                       init=init, part_weights=part_weights)
-    if init is not None:
-        from .costmodel.store import load_model
-        if load_model(init)[0].hidden != hidden:
-            raise LooperUsageError(f"--init {init}: its hidden width is {load_model(init)[0].hidden}, not --hidden {hidden}")
+    _check_init(init, hidden)
     model, info = train_ensemble(tr, va, cfg, members, log=click.echo)
     round_to_half(model)  # as it is stored: the metrics are those of the shipped weights
     metrics = {"validation": evaluate(model, va), "test": evaluate(model, te), "train": evaluate(model, tr),
@@ -722,6 +714,26 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
         for part, m in evaluate_by_part(other, te).items():
             show(f"  test, {part}, {compare_with}", m)
     click.echo(f"wrote {output}")
+
+
+def _part_weights(weights: tuple[str, ...]) -> dict[str, int]:
+    """`--weight DIR=K` options as {part name: K}."""
+    out = {}
+    for w in weights:
+        name, eq, k = w.partition("=")
+        if not eq or not k.isdigit() or int(k) < 1:
+            raise LooperUsageError(f"--weight: expected DIR=K with K a positive integer, got '{w}'")
+        out[Path(name).name] = int(k)
+    return out
+
+
+def _check_init(init: str | None, hidden: int) -> None:
+    """`--init` weights must have the width asked for."""
+    if init is not None:
+        from .costmodel.store import load_model
+        width = load_model(init)[0].hidden
+        if width != hidden:
+            raise LooperUsageError(f"--init {init}: its hidden width is {width}, not --hidden {hidden}")
 
 
 @main.group("bench")

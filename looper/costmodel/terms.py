@@ -276,14 +276,38 @@ def _rates(target: Target, element: int) -> _Rates:
                   target.cache_bytes(1), target.cache_bytes(2), target.cache_bytes(3))
 
 
-def estimate(lowered: Lowered, target: Target) -> CostTerms:
-    """The cost terms of `lowered` on `target` (see the module docstring)."""
+@dataclass
+class ProgramFacts:
+    """What the terms need of a program whatever its schedule: each statement's counts and
+    accesses, and which loops carry short flow dependences (by the statement's rows).  One
+    `Estimates` keeps its own, so scoring a program's candidates never recounts them, with the
+    process-wide memos on or off."""
+
+    program: Program
+    statements: dict[str, _StatementFacts] = field(init=False)
+    recurrences: dict = field(default_factory=dict)
+    _deps: object = None
+
+    def __post_init__(self):
+        self.statements = _facts(self.program)
+
+    def dependences(self):
+        if self._deps is None:
+            self._deps = dependences_of(self.program)
+        return self._deps
+
+
+def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None) -> CostTerms:
+    """The cost terms of `lowered` on `target` (see the module docstring); `known`: the program's
+    facts, when the caller keeps them (`Estimates`)."""
     program = lowered.program
-    facts = _facts(program)
+    if known is None or known.program is not program:
+        known = ProgramFacts(program)
+    facts = known.statements
     element = max((a.dtype.nbytes for a in program.arrays.values()), default=8)
     rates = _rates(target, element)
     chains = {st.name: _chain(st, lowered, facts[st.name]) for st in program.statements}
-    comp = _Compute(lowered, target, rates, facts, chains)
+    comp = _Compute(lowered, target, rates, facts, chains, known)
     compute = sum(comp.seconds(st) for st in program.statements)
     mem = _Memory(lowered, rates, facts, chains, program)
     l2 = l3 = dram = 0.0
@@ -304,8 +328,9 @@ def estimate(lowered: Lowered, target: Target) -> CostTerms:
 class _Compute:
     """The compute term, statement by statement."""
 
-    def __init__(self, L: Lowered, target: Target, rates: _Rates, facts, chains):
+    def __init__(self, L: Lowered, target: Target, rates: _Rates, facts, chains, known: ProgramFacts):
         self.L, self.target, self.rates, self.facts, self.chains = L, target, rates, facts, chains
+        self.known = known
         self.ops: dict[str, float] = {}
         self.busy = self.vector = self.chained = 0.0
 
@@ -359,15 +384,10 @@ class _Compute:
         vector (`carries_short_flow`, cached by the statement's rows: most candidates share them)."""
         rows = self.L.rows[st.name]
         key = (st.name, rows, row, self.rates.lanes)
-        cache = _recurrences(self.L.program)
+        cache = self.known.recurrences
         if key not in cache:
-            cache[key] = carries_short_flow(dependences_of(self.L.program), self.L, st.name, row, self.rates.lanes)
+            cache[key] = carries_short_flow(self.known.dependences(), self.L, st.name, row, self.rates.lanes)
         return cache[key]
-
-
-@per_object
-def _recurrences(program: Program) -> dict:
-    return {}
 
 
 def _microkernel_efficiency(mk: Microkernel) -> float:
@@ -524,9 +544,12 @@ class Estimates:
 
     target: Target
     cache: dict = field(default_factory=dict)
+    known: ProgramFacts | None = None
 
     def of(self, lowered: Lowered) -> CostTerms:
         key = lowered.identity
         if key not in self.cache:
-            self.cache[key] = estimate(lowered, self.target)
+            if self.known is None or self.known.program is not lowered.program:
+                self.known = ProgramFacts(lowered.program)
+            self.cache[key] = estimate(lowered, self.target, self.known)
         return self.cache[key]
