@@ -56,6 +56,7 @@ from ..transforms.schedule import Schedule
 from .scoring import Score, SearchResult
 from .evaluators import ExecutionEvaluator, ModelEvaluator
 from .hybrid import Verified, with_region
+from .restraint import team_cost
 
 # The transformation kinds the shipped cost model was trained on that choose loop structure.
 MODEL_STRUCTURE = frozenset(("shift", "fuse", "distribute", "interchange", "reverse", "skew"))
@@ -462,11 +463,6 @@ def _measure(program: Program, pairs: list[tuple[Candidate, Schedule]], evaluato
     if pairs:
         for (c, s), sc in zip(pairs, evaluator.evaluate(program, [s for _, s in pairs])):
             c.measured = as_run(s, sc, first_region)
-
-
-def team_cost(s: Schedule, first_region: float) -> float:
-    """What starting `s`'s thread team adds to a fresh run on average (0: it has no parallel loop)."""
-    return first_region if s.steps and s.lowered.parallel else 0.0
 
 
 def expected_share(s: Schedule, times: Sequence[float], first_region: float) -> float:

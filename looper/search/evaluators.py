@@ -31,6 +31,7 @@ from ..runtime.reference import Reference
 from ..runtime.run import AS_RUN, Protocol, Runner, runs_per_process
 from ..runtime.status import Status
 from ..transforms.schedule import Schedule
+from .restraint import team_cost
 from .scoring import Score
 
 
@@ -342,10 +343,11 @@ class ModelEvaluator:
 
     def as_run(self, s: Schedule, speedup: float) -> float:
         """A predicted speedup with the team's start charged when `s` runs in parallel."""
-        if not self.first_region or not s.lowered.parallel:
+        cost = team_cost(s, self.first_region)
+        if not cost:
             return speedup
         t0 = self.original_seconds
-        return t0 / (t0 / speedup + self.first_region)
+        return t0 / (t0 / speedup + cost)
 
     def close(self) -> None:
         pass

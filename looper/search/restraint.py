@@ -20,6 +20,18 @@ from ..target import Target
 MARGIN = 2.0
 
 
+def team_start(target: Target) -> float:
+    """What the target's first parallel region costs on average (0: one thread, or unmeasured)."""
+    lim = target.limits
+    return lim.fork_seconds if target.threads > 1 and lim is not None and lim.fork_seconds else 0.0
+
+
+def team_cost(s, first_region: float) -> float:
+    """What starting schedule `s`'s thread team adds to a fresh run on average (0: it has no
+    parallel loop)."""
+    return first_region if s.steps and s.lowered.parallel else 0.0
+
+
 def threshold(target: Target) -> float | None:
     """Kernel seconds under which threads cannot pay on `target` (None: one thread, or the cost
     of a team was never measured there)."""

@@ -19,6 +19,7 @@ so what a benchmark times is what `looper optimize` writes.
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -37,7 +38,7 @@ from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
 from ..search.policy import SearchPolicy, policy_for, refining
 from ..search.proxy import StandIn, automatic, carry, stand_in
-from ..search.restraint import estimated_seconds, restraint
+from ..search.restraint import estimated_seconds, restraint, team_start
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
 from ..transforms.schedule import Schedule
@@ -160,6 +161,13 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
             store = MeasurementStore(options.db)
         measure = _measuring(program, options, target, store, progress)
     made, proxy_measure = _stand_in(program, options, kind, target, store, progress, notes, origin, measure)
+    first_region = team_start(target)
+
+    @functools.cache
+    def original() -> float:
+        """The original's time: measured when the search measures, else the terms' estimate."""
+        return measure.original_seconds() if measure is not None else estimated_seconds(program, target)
+
     meta = None
     if kind is Evaluator.MEASURE:
         scorer: object = measure
@@ -168,30 +176,17 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
             from ..costmodel.store import load_model
             model = load_model(options.model)
         net, meta = model
-        first_region, seconds = _team_start(target), None
-        if first_region:
-            seconds = measure.original_seconds() if measure is not None else estimated_seconds(program, target)
-        predictor = ModelEvaluator(program, net, meta, target, first_region, seconds) if encodable else None
+        predictor = ModelEvaluator(program, net, meta, target, first_region, original()) if encodable else None
         scorer = predictor if kind is Evaluator.MODEL else Ranking(program, target, predictor)
     policy = policy_for(kind.value, meta, beam=options.beam, max_affine=options.max_affine,
                         max_fusion=options.max_fusion, time_budget=options.budget,
                         structure_budget=options.structure_budget, explain=options.explain or None, target=target)
-    if measure is not None:
-        why = restraint(measure.original_seconds(), target)
-    else:  # the model alone: the terms' estimate of the original stands in for its time
-        why = restraint(estimated_seconds(program, target), target, estimated=True)
+    why = restraint(original(), target, estimated=measure is None)
     if why is not None:
         policy = policy.with_(sequential=why)
         notes.append(why)
-    first_region = _team_start(target)
     return Search(program, kind, policy, scorer, measure, options, notes=notes, stand_in=made,
                   stand_in_measure=proxy_measure, first_region=first_region)
-
-
-def _team_start(target: Target) -> float:
-    """What the target's first parallel region costs on average (0: one thread, or unmeasured)."""
-    lim = target.limits
-    return lim.fork_seconds if target.threads > 1 and lim is not None and lim.fork_seconds else 0.0
 
 
 def _measuring(program: Program, options: TuneOptions, target: Target, store, progress) -> ExecutionEvaluator:
