@@ -252,6 +252,42 @@ def _matmul(b: _Builder) -> None:
     C.read = True
 
 
+def _columns(b: _Builder) -> None:
+    """A product whose read-only operand walks a column, the only place the pack level proposes
+    a copy: syrk's `A[j, k]` (its first subscript moves with the tile's vector loop j), trmm's
+    `A[k, i]` (broadcast, a new row every reduction step), or both.  The operands are fresh
+    inputs, never written in the kernel, so that a pack is legal."""
+    rng = b.rng
+    ni, nj, nk = (rng.choice(SPACE) for _ in range(3))
+    C = b.output((ni, nj))
+    kind = rng.choice(["rows", "cols", "both"])  # which operand walks a column
+    if kind in ("rows", "both"):  # syrk-like: Y[j, k]
+        Y = b.fresh((nj, nk))
+        right = f"{Y.name}[j, k]"
+    else:
+        Y = b.pick_input((nk, nj), exclude=(C,))
+        right = f"{Y.name}[k, j]"
+    if kind in ("cols", "both"):  # trmm-like: X[k, i]
+        X = b.fresh((nk, ni))
+        left = f"{X.name}[k, i]"
+    elif ni == nj and nj == nk and kind == "rows" and rng.random() < 0.4:
+        X, left = Y, f"{Y.name}[i, k]"  # syrk itself: one operand read both ways
+    else:
+        X = b.pick_input((ni, nk), exclude=(C, Y))
+        left = f"{X.name}[i, k]"
+    X.read = Y.read = True
+    order = rng.choice([("i", "j", "k"), ("i", "k", "j"), ("k", "i", "j"), ("j", "i", "k")])
+    extent = {"i": ni, "j": nj, "k": nk}
+    tri_k = ni == nk and rng.random() < 0.3 and order.index("i") < order.index("k")
+    for d, v in enumerate(order):
+        b.emit(d, f"for {v} in range({'i' if v == 'k' and tri_k else extent[v]}):")
+    prod = b.scaled(f"{left} * {right}")
+    if b.dtype == "i32":
+        prod = f"({prod}) % 97"
+    b.emit(3, f"{C.name}[i, j] += {prod}")
+    C.read = True
+
+
 def _deep(b: _Builder) -> None:
     rng = b.rng
     if rng.random() < 0.5:
@@ -479,7 +515,7 @@ PATTERNS = [(_elementwise, 3), (_stencil, 3), (_reduction, 3), (_matmul, 3), (_d
 SCALAR_PATTERNS = [(_scalar_reduction, 3), (_scalar_recurrence, 2), (_scalar_temp, 1)]
 # Patterns only `patterns=` names: outside the default mix, so the seeds of the committed data parts
 # still give the programs they gave.
-OPT_IN_PATTERNS = [(_coupled, 3)]
+OPT_IN_PATTERNS = [(_coupled, 3), (_columns, 3)]
 
 
 def _mix(scalars: bool) -> list[tuple]:
@@ -492,7 +528,7 @@ def _pattern_name(fn) -> str:
 
 def pattern_names(scalars: bool = False) -> list[str]:
     """The default mix's pattern names (the functions' without the '_'); `synth_program(patterns=...)`
-    also accepts the opt-in ones (`coupled`)."""
+    also accepts the opt-in ones (`coupled`, `columns`)."""
     return [_pattern_name(fn) for fn, _w in _mix(scalars)]
 
 

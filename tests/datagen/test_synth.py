@@ -52,6 +52,7 @@ def test_hundreds_of_synthetic_programs_compile_and_run(tmp_path):
     generated += [_generate(seed, tmp_path, scalars=True) for seed in range(10_000, 10_000 + N_PROGRAMS // 2)]
     # coupled fields run up to 32 time steps: their values must stay finite
     generated += [_generate(seed, tmp_path, patterns=("coupled",)) for seed in range(20_000, 20_000 + N_PROGRAMS // 4)]
+    generated += [_generate(seed, tmp_path, patterns=("columns",)) for seed in range(30_000, 30_000 + N_PROGRAMS // 8)]
     problems = [err for err, _ in generated if err]
     jobs = [job for err, job in generated if not err]
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -124,7 +125,7 @@ def test_patterns_restrict_the_mix():
         time_loops = {s.beta[0] for s in p.statements}
         assert coupled.count("for t in range(T):") == len(time_loops)
         assert len(p.statements) >= 2 * len(time_loops)
-    assert "coupled" not in pattern_names()
+    assert "coupled" not in pattern_names() and "columns" not in pattern_names()
     with pytest.raises(ValueError, match="unknown synthetic patterns"):
         synth_program(0, patterns=("gemm",))
 
@@ -150,3 +151,32 @@ def test_scaled_products_scale_about_half_and_change_nothing_else():
         assert not re.search(r"(alpha|beta|[0-9.]+) \* \w+\[i, k\]",
                              synth_program(seed, target=(2e3, 2e4), patterns=("matmul",)))
     assert scaled > 10 and plain > 10
+
+
+def test_column_products_give_the_pack_level_its_sites():
+    """`columns`: every nest is a product whose read-only operand walks a column (syrk's
+    `A[j, k]`, trmm's `A[k, i]`), so the pack level proposes copies on the original program of
+    every floating-point seed; the operands it packs are never written."""
+    import re
+
+    from looper.poly.deps import compute_dependences
+    from looper.search.candidates import generate
+    from looper.transforms import Pack
+    from looper.transforms.schedule import Schedule
+
+    from helpers import TARGET
+
+    floating = 0
+    for seed in range(8):
+        src = synth_program(seed, target=(2e4, 2e5), patterns=("columns",))
+        products = _kernel_statements(src)
+        assert products and all(re.search(r"\w+\[j, k\]|\w+\[k, i\]", s) for s in products), products
+        p = parse_source(src, "x.py", "DEFAULT")
+        if p.arrays[p.outputs[0].array].dtype.short == "i32":
+            continue
+        floating += 1
+        packs = [c for c in generate("pack", Schedule(p), compute_dependences(p), grown=True, target=TARGET)
+                 if all(isinstance(t, Pack) for t in c)]
+        written = {a.array for st in p.statements for a in st.accesses if a.is_write}
+        assert packs and not {t.array for c in packs for t in c} & written, seed
+    assert floating >= 5
