@@ -744,7 +744,7 @@ def bench_group() -> None:
 @bench_group.command("polybench")
 @click.option("--kernels", default=None, help="Comma-separated PolyBench names (jacobi-2d or jacobi_2d); default all 30.")
 @click.option("--sizes", default="LARGE", show_default=True, help="Comma-separated datasets, MINI..EXTRALARGE.")
-@click.option("--compare", default="", help="Peers: pluto,polly,graphite,isl (gcc -O3 is always run).")
+@click.option("--compare", default="", help="Peers: pluto,polly,graphite,isl (gcc -O3 is always run); openblas: the BLAS rate at a dense product's shapes, timed in the same rounds (a reference, not a peer).")
 @click.option("--input", "inputs", type=click.Choice(["scop", "native", "both"]), default="scop", show_default=True,
               help="What the peers compile: looper's #pragma scop C in looper's harness (scop), or PolyBench's "
                    "own C with PolyBench's harness (native; looper and its original stay in looper's harness), "

@@ -32,8 +32,8 @@ from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..target import Limits, Target
 from ..transforms.schedule import Schedule
 from ..tune.options import TuneOptions
-from . import check, native, peers, timing
-from .results import KernelResult, geomean
+from . import blas, check, native, peers, timing
+from .results import BLAS_REFERENCE, KernelResult, SystemResult, geomean
 
 if TYPE_CHECKING:
     from ..tune.records import Record
@@ -209,7 +209,8 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
     mode at the run's own, where looper's in-place code runs its tuned version), then time the
     systems that computed the right thing at the run's size, as users run them."""
     log(f" input: {mode}")
-    systems = cfg.systems(mode)
+    reference = blas.build_reference(answers["looper"].program) if BLAS_REFERENCE in cfg.compare else None
+    systems = [s for s in cfg.systems(mode) if s != BLAS_REFERENCE]
     answer = answers["looper"]
     if mode == "scop":
         size = check_size(answer.program.size_label, cfg.check_only)
@@ -225,11 +226,16 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
     for r in results.values():
         if r.status in ("checked", "WRONG"):
             r.detail = (r.detail + f" (at {where})").strip()
+    if reference is not None:  # a rate to compare with: it computes a product, not the kernel
+        results[BLAS_REFERENCE] = SystemResult(BLAS_REFERENCE, "checked" if reference.binary else reference.status,
+                                               detail=reference.detail)
     if not cfg.check_only:
         timed = {s: (build_scop(s, answer.program, answers[s].schedule if s in answers else answer.schedule, cfg,
                                 ("POLYBENCH_TIME",)) if mode == "scop" else
                      build_native(s, answers, cfg, ("POLYBENCH_TIME",)))
                  for s in systems if results[s].status == "checked"}
+        if reference is not None and reference.binary is not None:
+            timed[BLAS_REFERENCE] = reference
         envs = {s: cfg.omp_envs[0] for s in timed}
         for env in cfg.omp_envs[1:]:
             envs.update({f"{s}@{env.name}": env for s in list(timed)})
@@ -245,8 +251,10 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
                        answer.seconds, results, mode, work.flops, work.bytes, work.precision,
                        [e.describe() for e in cfg.omp_envs], answer.schedule.to_json(),
                        answer.record.origin if answer.record is not None else "")
-    if cfg.limits is not None:
-        out.rate(cfg.limits.peak(work.precision))
+    if reference is not None and reference.binary is not None:
+        out.multiply_adds, out.blas_flops = blas.multiply_adds(answer.program), reference.info["flops"]
+    if cfg.limits is not None or out.blas_flops:
+        out.rate(cfg.limits.peak(work.precision) if cfg.limits is not None else None)
     return out
 
 

@@ -1,8 +1,9 @@
 """How the bench shows its results: one rich table per input mode, a bar chart, progress lines.
 
 A table row is one kernel: each system's time (the mean of its fresh runs, as users pay it) with
-its GFLOP/s and fraction of the machine's peak beneath, looper's speedup over every other system,
-why a system has no time (a status and its detail), and looper's sequence.  `looper-measure`, the
+its GFLOP/s and fraction of the machine's peak beneath (and, with `--compare openblas`, its rate
+as a share of the BLAS's at the kernel's shapes in the same rounds), looper's speedup over every
+other system, why a system has no time (a status and its detail), and looper's sequence.  `looper-measure`, the
 measuring search's answer, is a ceiling the default is compared with, never the headline; in the
 native mode `original` (looper's harness around the untransformed program) only shows how much
 the harness alone changes (`harness`: gcc's time over original's).
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from ..fileio import atomic_path
 from ..target.limits import Limits
-from .results import KernelResult, SystemResult, summary
+from .results import BLAS_REFERENCE, KernelResult, SystemResult, summary
 
 MODE_TITLES = {
     "scop": "input: scop (every system compiles looper's #pragma scop C and runs in looper's harness)",
@@ -33,7 +34,7 @@ def table(results: list[KernelResult], systems: list[str], check_only: bool, mod
         title += f"; OpenMP environment {envs[0]}" + (f" (also timed in: {', '.join(envs[1:])})" if envs[1:] else "")
     t = Table(title=title + (" (outputs checked, not timed)" if check_only else ""),
               caption=None if check_only else _caption(limits))
-    others = [s for s in systems if s not in ("looper", "original")]
+    others = [s for s in systems if s not in ("looper", "original", BLAS_REFERENCE)]
     for name in ["kernel", "size"] + [s if check_only else f"{s} (s)\nGFLOP/s, % of peak" for s in systems]:
         t.add_column(name, justify="left" if name in ("kernel", "size") else "right")
     extra_envs = sorted({k.split("@", 1)[1] for r in results for k in r.systems if "@" in k})
@@ -77,6 +78,8 @@ def _cell(x: SystemResult | None, check_only: bool) -> str:
     text = f"{x.seconds:.4g}"
     if x.gflops is not None:
         text += f"\n{x.gflops:.1f}" + (f", {100 * x.fraction_of_peak:.1f}%" if x.fraction_of_peak else "")
+    if x.of_blas is not None:
+        text += f"\n{100 * x.of_blas:.0f}% of BLAS"
     return text
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..fileio import atomic_path
 
 INPUTS = ("scop", "native")
+BLAS_REFERENCE = "openblas"  # `bench.blas`: a rate to compare with, never a competitor
 
 
 @dataclass
@@ -36,6 +37,9 @@ class SystemResult:
     evaluator: str = ""  # ... and what scored its search
     search_seconds: float | None = None  # ... and how long finding and checking it took
     measured: int | None = None  # ... and how many candidates its search ran
+    # the system's rate at 2 flops per multiply-add of the kernel's products over the BLAS
+    # reference's rate in the same rounds (`bench.blas`; dense products with `--compare openblas`)
+    of_blas: float | None = None
 
     @property
     def seconds(self) -> float | None:
@@ -62,6 +66,8 @@ class KernelResult:
     # `bench --records`); None in files written before it was kept, and for a run that failed
     sequence_json: list | None = None
     record: str = ""  # FILE:LINE of the tuning record replayed instead of a search ("" when searched)
+    multiply_adds: int | None = None  # of its products (`bench.blas.multiply_adds`), when it has a BLAS reference
+    blas_flops: int | None = None  # what the BLAS reference computes (2 per multiply-add of its products)
 
     def environment_flags(self) -> list[str]:
         """looper's answer faster than gcc in one environment and slower in another: code whose
@@ -83,7 +89,10 @@ class KernelResult:
         return self.kernel, self.size, self.input
 
     def speedup(self, system: str, over: str = "gcc") -> float | None:
-        """How many times faster `system` ran than `over` (None unless both were timed)."""
+        """How many times faster `system` ran than `over` (None unless both were timed; None
+        for the BLAS reference, which computes another thing: it has a rate, not a speedup)."""
+        if BLAS_REFERENCE in (system, over):
+            return None
         a, b = self.systems.get(over), self.systems.get(system)
         if a and b and a.status == "ok" and b.status == "ok" and a.seconds and b.seconds:
             return a.seconds / b.seconds
@@ -95,11 +104,19 @@ class KernelResult:
         return self.flops / self.bytes if self.flops and self.bytes else None
 
     def rate(self, peak: float | None) -> None:
-        """Fill every timed system's GFLOP/s and its fraction of `peak` (GFLOP/s)."""
-        for r in self.systems.values():
-            if r.status == "ok" and r.seconds and self.flops:
-                r.gflops = self.flops / r.seconds / 1e9
+        """Fill every timed system's GFLOP/s and its fraction of `peak` (GFLOP/s); the BLAS
+        reference's from what it computes, and every other system's rate against it."""
+        for s, r in self.systems.items():
+            flops = self.blas_flops if s == BLAS_REFERENCE else self.flops
+            if r.status == "ok" and r.seconds and flops:
+                r.gflops = flops / r.seconds / 1e9
                 r.fraction_of_peak = r.gflops / peak if peak else None
+        ref = self.systems.get(BLAS_REFERENCE)
+        if ref is None or not ref.gflops or not self.multiply_adds:
+            return
+        for s, r in self.systems.items():
+            if s != BLAS_REFERENCE and r.status == "ok" and r.seconds:
+                r.of_blas = 2 * self.multiply_adds / r.seconds / 1e9 / ref.gflops
 
 
 def geomean(xs: list[float]) -> float | None:
@@ -112,11 +129,14 @@ def summary(results: list[KernelResult], systems: list[str]) -> dict:
     """Geometric mean and median of looper's speedup over gcc and over each other system, and
     of every system's speedup over gcc."""
     out = {}
-    for over in [s for s in systems if s not in ("looper", "original")]:
+    for over in [s for s in systems if s not in ("looper", "original", BLAS_REFERENCE)]:
         out[over] = _stats([r.speedup("looper", over) for r in results])
     for s in systems:
         if s != "gcc":
             out[f"{s}_over_gcc"] = _stats([r.speedup(s, "gcc") for r in results])
+        shares = [r.systems[s].of_blas for r in results if s in r.systems and r.systems[s].of_blas]
+        if shares:
+            out[f"{s}_of_blas"] = _stats(shares)
     return out
 
 
@@ -142,7 +162,7 @@ def from_json(data: dict) -> list[KernelResult]:
         out.append(KernelResult(r["kernel"], r["size"], r["sequence"], r["evaluator"], r["search_seconds"],
                                 systems, r.get("input", "scop"), r.get("flops"), r.get("bytes"),
                                 r.get("precision"), r.get("environments", []), r.get("sequence_json"),
-                                r.get("record", "")))
+                                r.get("record", ""), r.get("multiply_adds"), r.get("blas_flops")))
     return out
 
 
@@ -155,7 +175,7 @@ def to_json(results: list[KernelResult], meta: dict) -> dict:
 
 CSV_COLUMNS = ["kernel", "size", "input", "system", "status", "mean_s", "median_s", "min_s", "max_s", "runs",
                "speedup_over_gcc", "gflops", "fraction_of_peak", "flops", "bytes", "intensity", "precision",
-               "detail", "sequence", "search_s"]
+               "detail", "sequence", "search_s", "of_blas"]
 
 
 def write_csv(results: list[KernelResult], path: str | Path) -> None:
@@ -167,4 +187,4 @@ def write_csv(results: list[KernelResult], path: str | Path) -> None:
             for s, x in r.systems.items():
                 w.writerow([r.kernel, r.size, r.input, s, x.status, x.mean, x.median, x.min, x.max, len(x.times),
                             r.speedup(s, "gcc"), x.gflops, x.fraction_of_peak, r.flops, r.bytes, r.intensity,
-                            r.precision, x.detail, x.sequence, x.search_seconds])
+                            r.precision, x.detail, x.sequence, x.search_seconds, x.of_blas])

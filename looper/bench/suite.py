@@ -20,7 +20,7 @@ from ..target.host import cpu_id, load_average
 from ..runtime.peaks import limits_for_bench
 from . import native, peers
 from .polybench import ALL_KERNELS, SIZES, BenchConfig, kernel_file, run_kernel
-from .results import INPUTS, KernelResult, SystemResult, from_json, to_json
+from .results import BLAS_REFERENCE, INPUTS, KernelResult, SystemResult, from_json, to_json
 from ..tune.options import TuneOptions
 
 OnResult = Callable[[KernelResult, int, int], None]
@@ -46,7 +46,7 @@ def config_from_options(kernels: str | None, sizes: str, compare: str, inputs: s
     for s in size_list:
         if s not in SIZES:
             raise LooperUsageError(f"--sizes: unknown dataset '{s}' (use {', '.join(SIZES)})")
-    peer_list = _names(compare, "--compare", peers.PEERS)
+    peer_list = _names(compare, "--compare", peers.PEERS + (BLAS_REFERENCE,))
     modes = list(INPUTS) if inputs == "both" else _names(inputs, "--input", INPUTS)
     if not modes:
         raise LooperUsageError("--input: give scop, native or both")

@@ -55,6 +55,12 @@ def numpy_dgemm(threads: int, n: int = 4000, repeats: int = 3, timeout: float = 
     return max(runs, key=lambda d: d.gflops)
 
 
+def best_core_type() -> str | None:
+    """The OpenBLAS kernels to ask for by name: SkylakeX's where the CPU has AVX-512 (its own
+    choice on an AVX-512 CPU it does not know is Haswell's, AVX2 only), else its own choice."""
+    return "SkylakeX" if _has_avx512() else None
+
+
 def _core_types() -> list[str | None]:
     """The BLAS's own choice, plus OpenBLAS' AVX-512 kernels where the CPU has AVX-512."""
     return [None, "SkylakeX"] if _has_avx512() else [None]
