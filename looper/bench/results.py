@@ -132,7 +132,7 @@ def summary(results: list[KernelResult], systems: list[str]) -> dict:
     for over in [s for s in systems if s not in ("looper", "original", BLAS_REFERENCE)]:
         out[over] = _stats([r.speedup("looper", over) for r in results])
     for s in systems:
-        if s != "gcc":
+        if s not in ("gcc", BLAS_REFERENCE):
             out[f"{s}_over_gcc"] = _stats([r.speedup(s, "gcc") for r in results])
         shares = [r.systems[s].of_blas for r in results if s in r.systems and r.systems[s].of_blas]
         if shares:
