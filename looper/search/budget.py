@@ -503,6 +503,24 @@ def distinct_best(measured: list[Candidate], n: int) -> list[Candidate]:
     return sorted(out, key=lambda c: -c.measured.speedup)
 
 
+def confirmation_note(original: Sequence[float] | None, finalists: list[Candidate],
+                      timed: Sequence[tuple[float | None, Sequence[float] | None]], answer: Schedule) -> str:
+    """What the confirmation timed at the program's sizes, for the report: each finalist's family,
+    mean and range of runs, and which one was written.  The stand-in's rounds rank candidates of
+    milliseconds on a noisy machine; when the answer is not the one they ranked first, this line
+    says whether the program's own runs chose otherwise or a finalist failed there."""
+    def runs(ts: Sequence[float]) -> str:
+        return f"{1e3 * statistics.fmean(ts):.1f} ms ({1e3 * min(ts):.1f}-{1e3 * max(ts):.1f})"
+
+    parts = []
+    for c, (sp, ts) in zip(finalists, timed):
+        mark = " <- answer" if c.schedule is answer else ""
+        parts.append(f"{c.family} {runs(ts) if sp and ts else 'failed'}{mark}")
+    n = len(original or ())
+    head = f"confirmed at the program's sizes, {n} interleaved fresh runs each: "
+    return head + "; ".join(parts) + (f"; original {runs(original)}" if original else "; original failed")
+
+
 def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluator, rounds: int = 2,
              per_round: int = 8, confirm: int = 3, regions: bool = True, first_region: float = 0.0,
              grow: Grow | None = None, follow: int = 0, stand_in: OnStandIn | None = None
@@ -558,6 +576,7 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
                 break
             if report.judgement is None and original:
                 report.judgement = judged
+        report.notes.append(confirmation_note(original, finalists, timed, best_s))
     verified = [Verified(c.schedule, c.predicted, c.measured) for c in cands if c.measured is not None]
     # the search's time is the ranking's and the budget's: building, timing, growing, confirming
     out = SearchResult(best_s, best_sc, result.explored, result.seconds + time.perf_counter() - began,

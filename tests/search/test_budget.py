@@ -117,6 +117,11 @@ def test_the_budget_measures_two_rounds_and_answers_the_fastest_that_passes(gemm
     assert family(best.best) == "register" and best.best_score.speedup == pytest.approx(5.0)
     assert report.judgement is not None and report.judgement.faster
     assert best.best_score.detail.startswith("confirmed: 5.00x the original (mean of 8 fresh runs")
+    # the report says what the confirmation timed: every finalist, the answer marked
+    (note,) = [n for n in report.notes if n.startswith("confirmed at the program's sizes")]
+    assert "8 interleaved fresh runs each" in note and "original 1000.0 ms (1000.0-1000.0)" in note
+    assert "register 200.0 ms (200.0-200.0) <- answer" in note and note.count("<- answer") == 1
+    assert note.count(" ms (") == 4  # three finalists and the original
 
 
 def test_an_answer_with_one_run_far_slower_than_the_original_is_passed_over(gemm_ranked):
@@ -126,6 +131,8 @@ def test_an_answer_with_one_run_far_slower_than_the_original_is_passed_over(gemm
     ev = FixedTimes({"register": 5.0, "tile": 2.0}, slow_runs={"register"})
     best, _, report = budgeted(p, result, ev, rounds=1, per_round=8, confirm=3)
     assert family(best.best) == "tile"
+    (note,) = [n for n in report.notes if n.startswith("confirmed at")]
+    assert "register 550.0 ms (200.0-3000.0);" in note and "tile 500.0 ms (500.0-500.0) <- answer" in note
 
 
 def test_with_a_stand_in_the_rounds_run_there_and_the_confirmation_on_the_program(gemm_ranked):
