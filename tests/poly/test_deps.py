@@ -55,3 +55,24 @@ def test_seidel_2d_inner_loops_are_not_parallel():
     assert not is_parallel(d, L, 3, {"S0"})
     assert not is_parallel(d, L, 5, {"S0"})
     assert not is_permutable(d, L, [3, 5], {"S0"})  # (-1, +1) distances: needs a skew first
+
+
+def test_equal_rewrites_share_their_dependences_and_others_do_not():
+    """Each candidate that expands an array builds its own program object; the dependences of
+    equal rewrites are computed once (by content), those of a different rewrite are its own,
+    and with the memo caches off every one is computed afresh, to the same relations."""
+    from looper import caching
+    from looper.poly.deps import dependences_of
+    from looper.transforms import Expand
+    from looper.transforms.schedule import Schedule
+
+    p = parse_file(kernel_path("doitgen"), "MINI")
+    one, two = (Schedule(p, (Expand("sum", ("S0", "S1", "S2"), (0, 1)),)).lowered.program for _ in range(2))
+    other = Schedule(p, (Expand("sum", ("S0", "S1", "S2"), (0,)),)).lowered.program
+    assert one is not two and one is not p
+    assert dependences_of(one) is dependences_of(two)
+    assert dependences_of(other) is not dependences_of(one)
+    assert not dependences_of(other).raw.is_equal(dependences_of(one).raw)
+    with caching.disabled():
+        fresh = dependences_of(two)
+    assert fresh is not dependences_of(one) and fresh.all.is_equal(dependences_of(one).all)
