@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import weakref
-from typing import Callable, Iterator, TypeVar
+from collections import OrderedDict
+from typing import Callable, Hashable, Iterator, TypeVar
 
 T = TypeVar("T")
 _enabled = True
@@ -72,3 +73,28 @@ class Memo(dict):
         if key not in self:
             self[key] = compute()
         return self[key]
+
+
+def per_content(key: Callable[[object], Hashable], entries: int = 256) -> Callable[[Callable[[object], T]], Callable[[object], T]]:
+    """`per_object`, and behind it a memo of the `entries` latest distinct values of `key(arg)`:
+    for arguments built afresh with equal content (every candidate that expands an array builds
+    its own program object, equal to its siblings')."""
+    def wrap(fn: Callable[[object], T]) -> Callable[[object], T]:
+        table: "OrderedDict[Hashable, T]" = OrderedDict()
+
+        @per_object
+        @functools.wraps(fn)
+        def call(obj):
+            if not _enabled:
+                return fn(obj)
+            k = key(obj)
+            if k in table:
+                table.move_to_end(k)
+                return table[k]
+            value = table[k] = fn(obj)
+            while len(table) > entries:
+                table.popitem(last=False)
+            return value
+        return call
+    return wrap
+

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..caching import per_object
+from ..caching import per_content
 from ..ir.looptree import LoopNode
 from ..ir.program import Program, Statement
 from ..ir.schedule import Lowered, Microkernel, Row
@@ -115,7 +115,7 @@ class _StatementFacts:
     accesses: list[tuple[str, np.ndarray, np.ndarray, bool]]  # array, index coeffs [dims x iters], consts, write
 
 
-@per_object
+@per_content(lambda program: program.content)
 def _facts(program: Program) -> dict[str, _StatementFacts]:
     out = {}
     for st in program.statements:

@@ -426,6 +426,17 @@ class Program:
             return ()
         return temps + tuple((s.name, tuple((a.array, a.index) for a in s.accesses)) for s in self.statements)
 
+    @cached_property
+    def content(self) -> tuple:
+        """What the facts derived from a program (its dependences, its statements' counts) are a
+        function of: source and sizes, the arrays and their roles, each statement's body, domain,
+        textual position and accesses.  Equal for equal rewrites built as separate objects."""
+        arrays = tuple(sorted((a.name, a.role, a.extent) for a in self.arrays.values()))
+        statements = tuple((s.name, repr(s.body), s.iterators, s.beta, s.domain.to_str(),
+                            tuple((a.array, a.is_write, a.relation.to_str()) for a in s.accesses))
+                           for s in self.statements)
+        return self.fingerprint, arrays, statements
+
     def statement(self, name: str) -> Statement:
         for s in self.statements:
             if s.name == name:

@@ -8,14 +8,12 @@ remove them by privatizing the scalar (`privatize.py`).
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import islpy as isl
 
-from .. import caching
-from ..caching import Memo, per_object
+from ..caching import Memo, per_content
 from ..ir.program import Program
 from ..ir.schedule import original
 from .privatize import ScalarFlow, scalar_flows
@@ -117,34 +115,10 @@ def compute_dependences(program: Program) -> Dependences:
     return Dependences(raw, war, waw, shared, scalars, through, program=program)
 
 
-@per_object
+@per_content(lambda program: program.content)
 def dependences_of(program: Program) -> Dependences:
     """`compute_dependences`, once per program object, and once per distinct rewrite of a
     program: every candidate that expands an array or packs an operand builds its own program
     object, equal to its siblings' (doitgen's expansion of `sum` re-derived the same
     dependences for each of its register tiles: 30% of a model search's time)."""
-    key = content_key(program)
-    found = _BY_CONTENT.get(key) if caching.enabled() else None
-    if found is None:
-        found = compute_dependences(program)
-        if caching.enabled():
-            _BY_CONTENT[key] = found
-            while len(_BY_CONTENT) > _CONTENT_ENTRIES:
-                _BY_CONTENT.popitem(last=False)
-    else:
-        _BY_CONTENT.move_to_end(key)
-    return found
-
-
-_CONTENT_ENTRIES = 256
-_BY_CONTENT: "OrderedDict[tuple, Dependences]" = OrderedDict()
-
-
-def content_key(program: Program) -> tuple:
-    """What a program's dependences are a function of: its source and sizes, its arrays and their
-    roles, and each statement's domain, textual position and accesses."""
-    arrays = tuple(sorted((a.name, a.role, a.extent) for a in program.arrays.values()))
-    statements = tuple((s.name, s.iterators, s.beta, s.domain.to_str(),
-                        tuple((a.array, a.is_write, a.relation.to_str()) for a in s.accesses))
-                       for s in program.statements)
-    return program.fingerprint, arrays, statements
+    return compute_dependences(program)

@@ -76,3 +76,15 @@ def test_equal_rewrites_share_their_dependences_and_others_do_not():
     with caching.disabled():
         fresh = dependences_of(two)
     assert fresh is not dependences_of(one) and fresh.all.is_equal(dependences_of(one).all)
+
+
+def test_a_rewritten_programs_counts_are_shared_too():
+    """The cost terms' per-statement facts (instance counts by isl) follow the same memo."""
+    from looper.costmodel.terms import _facts
+    from looper.transforms import Expand
+    from looper.transforms.schedule import Schedule
+
+    p = parse_file(kernel_path("doitgen"), "MINI")
+    one, two = (Schedule(p, (Expand("sum", ("S0", "S1", "S2"), (0, 1)),)).lowered.program for _ in range(2))
+    assert one.content == two.content and one.content != p.content
+    assert _facts(one) is _facts(two) and _facts(one) is not _facts(p)
