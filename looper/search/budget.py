@@ -521,6 +521,31 @@ def confirmation_note(original: Sequence[float] | None, finalists: list[Candidat
     return head + "; ".join(parts) + (f"; original {runs(original)}" if original else "; original failed")
 
 
+def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: ExecutionEvaluator,
+                      first_region: float, report: Budgeted) -> tuple[Schedule, Score]:
+    """The finalists timed together with the original at the program's sizes: the fastest the
+    judgement lets through (`runtime.judge`), else the original; what was timed goes to the
+    report's notes (`confirmation_note`)."""
+    best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
+    if not finalists:
+        return best_s, best_sc
+    original, timed = evaluator.time_together(program, [c.schedule for c in finalists])
+    ranked_final = sorted(((c, sp * expected_share(c.schedule, t, first_region), t)
+                           for c, (sp, t) in zip(finalists, timed) if sp and t), key=lambda x: -x[1])
+    for c, speedup, times in ranked_final:
+        judged = Judgement(tuple(original or ()), tuple(times), first_region=team_cost(c.schedule, first_region))
+        if original and judged.faster:
+            report.judgement = judged
+            best_s = c.schedule
+            best_sc = Score(judged.speedup, Status.OK, "confirmed: " + judged.describe(), list(times),
+                            predicted=c.predicted)
+            break
+        if report.judgement is None and original:
+            report.judgement = judged
+    report.notes.append(confirmation_note(original, finalists, timed, best_s))
+    return best_s, best_sc
+
+
 def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluator, rounds: int = 2,
              per_round: int = 8, confirm: int = 3, regions: bool = True, first_region: float = 0.0,
              grow: Grow | None = None, follow: int = 0, stand_in: OnStandIn | None = None
@@ -561,22 +586,7 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
             correct(cands)
         batch = exploit(cands, per_round)
     finalists = distinct_best([c for c in cands if c.ratio is not None], confirm)
-    best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
-    if finalists:
-        original, timed = evaluator.time_together(program, [c.schedule for c in finalists])
-        ranked_final = sorted(((c, sp * expected_share(c.schedule, t, first_region), t)
-                               for c, (sp, t) in zip(finalists, timed) if sp and t), key=lambda x: -x[1])
-        for c, speedup, times in ranked_final:
-            judged = Judgement(tuple(original or ()), tuple(times), first_region=team_cost(c.schedule, first_region))
-            if original and judged.faster:
-                report.judgement = judged
-                best_s = c.schedule
-                best_sc = Score(judged.speedup, Status.OK, "confirmed: " + judged.describe(), list(times),
-                                predicted=c.predicted)
-                break
-            if report.judgement is None and original:
-                report.judgement = judged
-        report.notes.append(confirmation_note(original, finalists, timed, best_s))
+    best_s, best_sc = confirm_finalists(program, finalists, evaluator, first_region, report)
     verified = [Verified(c.schedule, c.predicted, c.measured) for c in cands if c.measured is not None]
     # the search's time is the ranking's and the budget's: building, timing, growing, confirming
     out = SearchResult(best_s, best_sc, result.explored, result.seconds + time.perf_counter() - began,
