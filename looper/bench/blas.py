@@ -48,6 +48,9 @@ _SCRIPT = """\
 #!{python}
 # {name}: OpenBLAS's GEMM at {kernel}'s shapes, one cold call each; prints the seconds.
 import os, time
+# the threads every system of the round gets (OpenBLAS would take its own variable first)
+if "OMP_NUM_THREADS" in os.environ:
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"]
 {core}import numpy as np
 rng = np.random.default_rng(0)
 shapes = {shapes!r}
