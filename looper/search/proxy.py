@@ -47,6 +47,10 @@ LONG_SECONDS = 1.0
 STAND_IN_SECONDS = 0.25
 MAX_FACTOR = 4
 CARRIED = 8  # loop structures whose best schedule is replayed on the program (answer, confirmation, fallbacks)
+# A stand-in's rounds rank noise when its candidates run for a few starts of a thread team:
+# 2mm LARGE's half-size candidates ran 6-40 ms against a 5 ms first parallel region, and one
+# schedule's three runs spread 6.4-18.5 ms
+STAND_IN_NOISE = 10
 
 
 @dataclass(frozen=True)
@@ -193,3 +197,22 @@ def carry(found: SearchResult, program: Program, deps: Dependences, keep: int = 
     best = carried[0] if carried else root
     return SearchResult(best.schedule, best.score, [root] + carried, found.seconds, found.machinery_seconds,
                         found.levels)
+
+
+def rounds_on_program(stand_in_seconds: float, program_seconds: float, predicted: float,
+                      first_region: float) -> str | None:
+    """Why the hybrid's rounds should run on the program after all, though it is long (None: on
+    the stand-in).  Its candidates, the ranking predicts, run `predicted` times faster than the
+    originals: when that leaves the stand-in's under `STAND_IN_NOISE` team starts while the
+    program's own stay under `LONG_SECONDS`, the program's runs rank them and cost little
+    (2mm LARGE: 1.4 s, its candidates 55-150 ms; on the half-size stand-in 6-40 ms, where its
+    register tiles were ranked by the team's start and the answer lost half its speed)."""
+    if predicted <= 1.0 or first_region <= 0.0:
+        return None
+    on_stand_in, on_program = stand_in_seconds / predicted, program_seconds / predicted
+    if on_stand_in >= STAND_IN_NOISE * first_region or on_program >= LONG_SECONDS:
+        return None
+    return (f"rounds measured at the program's sizes after all: at the ranking's {predicted:.1f}x its candidates "
+            f"would run about {1e3 * on_stand_in:.0f} ms on the stand-in, a few starts of a thread team "
+            f"({1e3 * first_region:.1f} ms here), and about {1e3 * on_program:.0f} ms on the program")
+

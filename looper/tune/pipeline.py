@@ -37,7 +37,7 @@ from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
 from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
 from ..search.policy import SearchPolicy, policy_for, refining
-from ..search.proxy import StandIn, automatic, carry, stand_in
+from ..search.proxy import StandIn, automatic, carry, rounds_on_program, stand_in
 from ..search.restraint import estimated_seconds, restraint, team_start
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
@@ -87,8 +87,7 @@ class Search:
                 def grow(structure: Schedule) -> SearchResult:
                     return beam_search(self.program, deps, self.evaluator, refine, start=structure)
 
-                on = None if self.stand_in is None else OnStandIn(
-                    self.stand_in.program, compute_dependences(self.stand_in.program), self.stand_in_measure)
+                on = self._rounds_on(result)
                 result, self.verified, self.budget = budgeted(self.program, result, self.measure, h.rounds,
                                                               h.per_round, h.confirm, regions=self.policy.regions,
                                                               first_region=self.first_region, grow=grow,
@@ -98,6 +97,18 @@ class Search:
         finally:
             if not keep_open:
                 self.close()
+
+    def _rounds_on(self, ranking: SearchResult) -> OnStandIn | None:
+        """Where the hybrid's rounds run: on the stand-in, unless the ranking's candidates would
+        run there for only a few team starts (`search.proxy.rounds_on_program`)."""
+        if self.stand_in is None:
+            return None
+        why = rounds_on_program(self.stand_in_measure.original_seconds(), self.measure.original_seconds(),
+                                ranking.best_score.speedup, self.first_region)
+        if why is not None:
+            self.notes.append(why)
+            return None
+        return OnStandIn(self.stand_in.program, compute_dependences(self.stand_in.program), self.stand_in_measure)
 
     def close(self) -> None:
         for evaluator in (self.measure, self.stand_in_measure):

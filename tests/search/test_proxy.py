@@ -209,3 +209,18 @@ def test_the_default_search_measures_its_rounds_on_a_stand_in_of_a_c_file(tmp_pa
                for n in k.notes), k.notes
     assert 1 <= len(k.verified) <= 4 and all(v.schedule.program is k.program for v in k.verified)
     assert k.check is not None and k.check.skipped is None  # verified at SMALL before it was written
+
+
+def test_the_rounds_leave_a_stand_in_whose_candidates_would_run_a_few_team_starts():
+    """2mm LARGE on this project's EPYC: the original 1.4 s, its half-size stand-in 175 ms, the
+    ranking's best 11.7x, a first parallel region of 5.1 ms: the stand-in's candidates would run
+    15 ms (3 team starts), the program's 120 ms, so the rounds run on the program.  A long
+    program (floyd-warshall, 23 s, 2x) keeps its stand-in, and so does a machine whose team
+    starts in 74 us."""
+    from looper.search.proxy import rounds_on_program
+    why = rounds_on_program(0.175, 1.4, 11.7, 0.0051)
+    assert why is not None and "15 ms on the stand-in" in why and "120 ms on the program" in why
+    assert rounds_on_program(0.36, 23.0, 2.0, 0.0051) is None  # candidates of 11 s on the program
+    assert rounds_on_program(0.175, 1.4, 11.7, 74e-6) is None  # a team's start is cheap there
+    assert rounds_on_program(0.175, 1.4, 1.0, 0.0051) is None  # nothing predicted faster: no basis
+    assert rounds_on_program(0.175, 1.4, 11.7, 0.0) is None  # one thread
