@@ -245,7 +245,12 @@ def _matmul(b: _Builder) -> None:
         if v == "k" and tri_k:
             bound = "i"
         b.emit(d, f"for {v} in range({bound}):")
-    prod = b.scaled(f"{A.name}[i, k] * {B.name}[k, j]")
+    _accumulate(b, C, f"{A.name}[i, k] * {B.name}[k, j]")
+
+
+def _accumulate(b: _Builder, C: _Array, product: str) -> None:
+    """`C[i, j] += product` at depth 3, scaled as `_Builder.scaled` draws, kept bounded for integers."""
+    prod = b.scaled(product)
     if b.dtype == "i32":
         prod = f"({prod}) % 97"
     b.emit(3, f"{C.name}[i, j] += {prod}")
@@ -281,11 +286,7 @@ def _columns(b: _Builder) -> None:
     tri_k = ni == nk and rng.random() < 0.3 and order.index("i") < order.index("k")
     for d, v in enumerate(order):
         b.emit(d, f"for {v} in range({'i' if v == 'k' and tri_k else extent[v]}):")
-    prod = b.scaled(f"{left} * {right}")
-    if b.dtype == "i32":
-        prod = f"({prod}) % 97"
-    b.emit(3, f"{C.name}[i, j] += {prod}")
-    C.read = True
+    _accumulate(b, C, f"{left} * {right}")
 
 
 def _deep(b: _Builder) -> None:
