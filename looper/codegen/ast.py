@@ -9,16 +9,18 @@ from __future__ import annotations
 import cgen
 import islpy as isl
 
-from ..ir.program import Program
+from ..ir.program import Program, Statement
 from ..poly.legality import privatizable
 from ..poly.privatize import scalar_flows
 from ..ir.rows import row_of_iterator
 from ..ir.schedule import Lowered, original
 from .balance import cyclic_chunk
 from .cexpr import c_assign, c_name
-from .astwalk import annotation, calls, iterators, statements
+from .astwalk import annotation, calls, iterators, schedule_ast, statements
 from .islexpr import ATOM, _same, isl_expr, isl_c
 from .microkernel import KernelText, full_tiles, roles_of, uses_iterators
+from .private import PrivateSlice, aligned_allocation, free_allocation, last_name, own_name, private_slices, \
+    slice_declarator, sliced_statement
 from .region import RegionPrinter
 
 PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in parallel
@@ -42,11 +44,17 @@ class KernelPrinter:
         self.private = _private_scalars(lowered)
         self.full_tests: dict = {}  # per register tile, its full-tile test (`codegen.microkernel`)
         self.printed: list[int] = []  # rows of the loops around the node being printed
+        self.slices = private_slices(lowered)  # temporaries kept one slice per thread
+        self.printed_statements: dict[str, Statement] = {}
 
     def ast(self) -> isl.AstNode:
-        sched = self.lowered.union_map.intersect_domain(self.program.domains())
-        build = isl.AstBuild.from_context(isl.Set("{ : }"))
-        return build.node_from_schedule_map(sched)
+        return schedule_ast(self.lowered)
+
+    def statement(self, name: str) -> Statement:
+        """The statement as printed (a temporary kept per thread loses its leading index)."""
+        if name not in self.printed_statements:
+            self.printed_statements[name] = sliced_statement(self.program.statement(name), self.slices, c_name)
+        return self.printed_statements[name]
 
     def body(self) -> list[cgen.Generable]:
         root = self.ast()
@@ -116,38 +124,55 @@ class KernelPrinter:
             pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
         if any((s, row) in self.lowered.vector for s in stmts):
             pragmas.append(cgen.Pragma("omp simd"))  # isl proved it carries nothing (`Vectorize`)
+        slices = [sl for sl in self.slices.values() if sl.row == row and sl.statements <= stmts] \
+            if parallel and not worksharing else []
         self.in_parallel += parallel
         self.printed.append(row)
         try:
-            body = cgen.Block(self.node(n.for_get_body()))
+            body = cgen.Block([self.own_slice(sl, self.rename(it)) for sl in slices] + self.node(n.for_get_body()))
         finally:
             self.in_parallel -= parallel
             self.printed.pop()
         if parallel:
-            # the iterators printed below it (a micro-kernel prints no point loops where every
-            # tile is full: naming those would name undeclared variables)
-            inner = [self.rename(x) for x in sorted(iterators(n.for_get_body()), key=row_of_iterator)
-                     if x in self.iterators]
-            for (r, loop_stmts), scalars in self.private.items():
-                if r == row and stmts <= loop_stmts:
-                    inner += [c_name(x) for x in sorted(scalars)]
-            private = f" private({', '.join(inner)})" if inner else ""
-            chunk = cyclic_chunk(self.lowered, row, stmts) if ours and self.balance else None
-            cyclic = f" schedule(static, {chunk})" if chunk else ""
-            construct = "omp for" if worksharing else "omp parallel for"
-            pragmas.insert(0, cgen.Pragma(f"{construct}{cyclic}{private}"))
+            pragmas.insert(0, self.parallel_pragma(n, row, stmts, worksharing=worksharing, team=bool(slices),
+                                                   balance=ours and self.balance))
         inc = isl_c(n.for_get_inc(), self.rename)
         name = self.rename(it)
         step = f"{name}++" if inc == "1" else f"{name} += {inc}"
         cond = isl_c(n.for_get_cond(), self.rename)
         if before is not None:
             cond = f"{cond} && {name} < ({before})"
-        return pragmas + [cgen.For(f"{name} = {init}", cond, step, body)]
+        loop = pragmas + [cgen.For(f"{name} = {init}", cond, step, body)]
+        return _team(slices, loop) if slices else loop
+
+    def parallel_pragma(self, n: isl.AstNode, row: int, stmts: set[str], worksharing: bool, team: bool,
+                        balance: bool) -> cgen.Pragma:
+        """`omp parallel for` with its private variables and schedule (`omp for` inside a region,
+        or in a team of the loop's own, `_team`)."""
+        # the iterators printed below it (a micro-kernel prints no point loops where every
+        # tile is full: naming those would name undeclared variables)
+        inner = [self.rename(x) for x in sorted(iterators(n.for_get_body()), key=row_of_iterator)
+                 if x in self.iterators]
+        for (r, loop_stmts), scalars in self.private.items():
+            if r == row and stmts <= loop_stmts:
+                inner += [c_name(x) for x in sorted(scalars)]
+        private = f" private({', '.join(inner)})" if inner else ""
+        chunk = cyclic_chunk(self.lowered, row, stmts) if balance else None
+        cyclic = f" schedule(static, {chunk})" if chunk else ""
+        construct = "omp for" if worksharing or team else "omp parallel for"
+        nowait = " nowait" if team else ""  # the team's end waits for every thread anyway
+        return cgen.Pragma(f"{construct}{cyclic}{private}{nowait}")
+
+    def own_slice(self, sl: PrivateSlice, iterator: str) -> cgen.Generable:
+        """At the top of the parallel loop's body: the slice this iteration works in."""
+        c = c_name(sl.array)
+        where = own_name(c) if sl.last is None else f"{iterator} == {sl.last} ? {last_name(c)} : {own_name(c)}"
+        return cgen.Line(f"{sl.ctype} {slice_declarator(c, sl.shape, 'restrict ')} = {where};")
 
     def microkernel(self, n: isl.AstNode, mk) -> list[cgen.Generable] | None:
         """A register tile's reduction loop: the micro-kernel for full tiles, isl's loops for
         the others (`codegen.microkernel`); None where the tile cannot be printed that way."""
-        st = self.program.statement(mk.stmt)
+        st = self.statement(mk.stmt)
         roles = roles_of(self.lowered, st, mk)
         texts = {tuple(_call_args(c, st, self.rename)) for c in calls(n)}
         if roles is None or len(texts) != 1:
@@ -190,12 +215,21 @@ class KernelPrinter:
 
     def user(self, call: isl.AstExpr) -> cgen.Generable:
         name = call.get_op_arg(0).get_id().get_name()
-        st = self.program.statement(name)
+        st = self.statement(name)
         env = {}
         for k, var in enumerate(st.iterators):
             text, prec = isl_expr(call.get_op_arg(k + 1), self.rename)
             env[var] = text if prec == ATOM else f"({text})"
         return cgen.Statement(c_assign(st.body, env))
+
+
+def _team(slices: list[PrivateSlice], loop: list[cgen.Generable]) -> list[cgen.Generable]:
+    """A parallel loop (printed `omp for ... nowait`) in a team of its own, each thread
+    allocating its slices of the loop's temporaries once (`codegen.private`)."""
+    own = [own_name(c_name(sl.array)) for sl in slices]
+    allocate = [ln for sl, o in zip(slices, own) for ln in aligned_allocation(o, sl)]
+    return [cgen.Pragma("omp parallel"),
+            cgen.Block([cgen.Line(ln) for ln in allocate] + loop + [cgen.Line(free_allocation(o)) for o in own])]
 
 
 def _private_scalars(lowered: Lowered) -> dict[tuple[int, frozenset[str]], set[str]]:

@@ -1,7 +1,19 @@
-"""Walking isl ASTs: the statements, calls, loop iterators and annotations below a node."""
+"""isl ASTs of schedules, and walking them: the statements, calls, loop iterators and annotations below a node."""
 from __future__ import annotations
 
 import islpy as isl
+
+from ..caching import per_object
+from ..ir.schedule import Lowered
+
+
+@per_object
+def schedule_ast(lowered: Lowered) -> isl.AstNode:
+    """isl's AST of a lowered schedule (built once per schedule: the printer and the storage
+    decisions of `codegen.private` read the same one)."""
+    sched = lowered.union_map.intersect_domain(lowered.program.domains())
+    build = isl.AstBuild.from_context(isl.Set("{ : }"))
+    return build.node_from_schedule_map(sched)
 
 
 def annotation(n: isl.AstNode) -> str | None:
@@ -50,3 +62,20 @@ def iterators(n: isl.AstNode) -> set[str]:
 
     n.foreach_descendant_top_down(visit)
     return names
+
+
+
+def for_loops(n: isl.AstNode) -> list[tuple[str, frozenset[str], bool]]:
+    """Each `for` node at and below `n`, outer before inner: its iterator, the statements below
+    it and whether it is degenerate (one iteration, printed without a loop).  Read inside the
+    walk: islpy's nodes do not outlive it."""
+    out: list[tuple[str, frozenset[str], bool]] = []
+
+    def visit(node):
+        if node.get_type() == isl.ast_node_type.for_:
+            out.append((node.for_get_iterator().get_id().get_name(), frozenset(statements(node)),
+                        node.for_is_degenerate()))
+        return True
+
+    n.foreach_descendant_top_down(visit)
+    return out

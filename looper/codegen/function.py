@@ -115,7 +115,7 @@ def definition(lowered: Lowered, prototype: str) -> cgen.FunctionBody:
     decls: list[cgen.Generable] = []
     if iterators:
         decls.append(cgen.Statement("int " + ", ".join(iterators)))
-    allocate, free = temporaries(program, c_name)
+    allocate, free = temporaries(lowered, c_name)
     return cgen.FunctionBody(cgen.Line(prototype), cgen.Block(
         decls + local_declarations(program) + [cgen.Line(x) for x in allocate] + copies_in(params) + body
         + copies_out(params) + [cgen.Line(x) for x in free]))

@@ -97,17 +97,18 @@ def _body(lowered: Lowered) -> tuple:
 
 def kernel_function(lowered: Lowered, name: str) -> cgen.FunctionBody:
     body, iterators = _body(lowered)
-    return _function(lowered.program, name, body, iterators)
+    return _function(lowered.program, name, body, iterators, temporaries(lowered, c_name))
 
 
-def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list[str]) -> cgen.Generable:
+def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list[str],
+              storage: tuple[list[str], list[str]] = ([], [])) -> cgen.Generable:
     locals_ = [a for a in p.arrays.values() if a.role == "local"]
     decls = _locals(locals_)
     env = _size_env(p)
     # the arrays the schedule adds (packed copies, expanded temporaries), allocated as the C
     # function a user calls allocates them: a binary holds many variants, and static copies of a
     # large expanded array in each would pass the 2 GB the small code model reaches
-    allocate, free = temporaries(p, c_name)
+    allocate, free = storage
     decls += [cgen.Line(x) for x in allocate]
     if iterators:
         decls.append(cgen.Statement("int " + ", ".join(iterators)))

@@ -168,7 +168,7 @@ def _block(version: Version, prefix: str, inner: str) -> list[str]:
                                    for a in lowered.program.arrays.values() if a.role == "temp"}}
     with verbatim_names(names, scop.strides):
         body, iterators = kernel_body(lowered, rename=lambda it: prefix + it)
-    allocate, free = temporaries(lowered.program, lambda n: names[n])
+    allocate, free = temporaries(lowered, lambda n: names[n])
     code = [str(s) for s in body]
     text = "\n".join(code)
     helpers = [h for h in HELPERS if re.search(rf"\b{h}\(", text)]

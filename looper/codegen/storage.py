@@ -16,6 +16,8 @@ import math
 from typing import Callable
 
 from ..ir.program import Array, Program
+from ..ir.schedule import Lowered
+from .private import aligned_allocation, free_allocation, last_name, private_slices
 
 STATIC_LIMIT = 2 << 30  # bytes of static arrays the small code model holds
 STATIC_REST = 1 << 30  # what stays static once some arrays move to the heap
@@ -50,18 +52,26 @@ def byte_count(c_name: str, first_extent: str, on_heap: bool) -> str:
     return f"((size_t)({first_extent}) * sizeof(*{c_name}))" if on_heap else f"sizeof({c_name})"
 
 
-def temporaries(program: Program, name_of: Callable[[str], str]) -> tuple[list[str], list[str]]:
+def temporaries(lowered: Lowered, name_of: Callable[[str], str]) -> tuple[list[str], list[str]]:
     """C lines allocating the arrays a schedule adds (packed copies, expanded temporaries) on the
     heap, 64-byte aligned, and the lines freeing them: for code that runs inside the user's
     function (a static buffer would make it unsafe to call from two threads at once).  GCC/clang
     builtins only: the code is pasted where no header may be included.  `restrict`: gcc must know
     the buffer aliases no other array, as it knows of a static one, or it reloads every
-    accumulator from memory (doitgen's expanded `sum` alone ran 5x slower without it)."""
+    accumulator from memory (doitgen's expanded `sum` alone ran 5x slower without it).  A
+    temporary kept one slice per thread (`codegen.private`) gets only the slice its copy-out
+    reads here; the threads allocate their own."""
     allocate, free = [], []
-    for a in program.arrays.values():
+    slices = private_slices(lowered)
+    for a in lowered.program.arrays.values():
         if a.role != "temp":
             continue
         n = name_of(a.name)
+        if a.name in slices:
+            if slices[a.name].last is not None:
+                allocate += aligned_allocation(last_name(n), slices[a.name])
+                free.append(free_allocation(last_name(n)))
+            continue
         raw = f"{n}_raw"
         dims = [str(e) for e in a.extent]
         t = f"{a.dtype.ctype} {pointer_declarator('', dims)}"  # the pointer's type, for the cast
