@@ -26,7 +26,7 @@ from typing import Callable
 
 from ..ir.program import Program
 from ..lang.resize import Origin, Resized
-from ..poly.deps import Dependences, compute_dependences
+from ..poly.deps import Dependences, compute_dependences, dependences_of
 from ..runtime.measurements import MeasurementStore
 from ..runtime.ompenv import OmpEnv
 from ..runtime.verify import Toolchain
@@ -108,7 +108,9 @@ class Search:
         if why is not None:
             self.notes.append(why)
             return None
-        return OnStandIn(self.stand_in.program, compute_dependences(self.stand_in.program), self.stand_in_measure)
+        self.notes.append(f"candidates measured with {self.stand_in.describe()}; the best timed again at the "
+                          "program's sizes")
+        return OnStandIn(self.stand_in.program, dependences_of(self.stand_in.program), self.stand_in_measure)
 
     def close(self) -> None:
         for evaluator in (self.measure, self.stand_in_measure):
@@ -221,9 +223,7 @@ def _stand_in(program: Program, options: TuneOptions, kind: Evaluator, target: T
     if isinstance(made, str):
         notes.append(f"no stand-in ({proxy.describe()}): {made}")
         return None, None
-    if kind is Evaluator.HYBRID:
-        notes.append(f"candidates measured with {made.describe()}; the best timed again at the program's sizes")
-    else:
+    if kind is not Evaluator.HYBRID:  # the hybrid says where its rounds ran once it decides (`Search._rounds_on`)
         notes.append(f"candidates measured with {made.describe()}; the best replayed and timed again "
                      "at the program's sizes")
     return made, _measuring(made.program, options, target, store, progress)

@@ -196,17 +196,28 @@ def test_sizes_a_c_file_sets_itself_give_no_stand_in(tmp_path):
 
 
 @needs_polybench
-def test_the_default_search_measures_its_rounds_on_a_stand_in_of_a_c_file(tmp_path):
+@pytest.mark.parametrize("team_start", [0.0, 1.0])
+def test_the_default_search_measures_its_rounds_on_a_stand_in_of_a_c_file(tmp_path, team_start):
     """`looper optimize gemm.c --size-proxy 2` with the hybrid: every round's candidate runs at
     half the sizes, the finalists and the original at the file's own, and the answer written
-    is verified (its outputs the original's)."""
+    is verified (its outputs the original's).  The notes say once where the rounds ran: on the
+    stand-in where a team starts for free, on the program where it costs a second
+    (the stand-in's candidates would run a few team starts: the next test)."""
+    import dataclasses
+
     import looper
+    from looper.target import Limits, Target
     from looper.tune import HybridOptions
+    limits = Limits(2, 100.0, 200.0, 20.0, 8, fork_seconds=team_start, region_seconds=1e-6)
+    target = dataclasses.replace(Target.detect(threads=2), limits=limits)
     done = looper.optimize(PB / "linear-algebra/blas/gemm/gemm.c", "MEDIUM", includes=[str(PB / "utilities")],
-                           evaluator="hybrid", hybrid=HybridOptions(1, 4, 2, 0), size_proxy=2, memo=False)
+                           evaluator="hybrid", hybrid=HybridOptions(1, 4, 2, 0), size_proxy=2, memo=False,
+                           target=target)
     [k] = done.kernels
-    assert any(n.startswith("candidates measured with NI=100 (of 200), NJ=110 (of 220), NK=120 (of 240)")
-               for n in k.notes), k.notes
+    where = [n for n in k.notes if n.startswith("candidates measured with") or n.startswith("rounds measured")]
+    want = ("candidates measured with NI=100 (of 200), NJ=110 (of 220), NK=120 (of 240)" if team_start == 0
+            else "rounds measured at the program's sizes after all")
+    assert len(where) == 1 and where[0].startswith(want), k.notes
     assert 1 <= len(k.verified) <= 4 and all(v.schedule.program is k.program for v in k.verified)
     assert k.check is not None and k.check.skipped is None  # verified at SMALL before it was written
 
