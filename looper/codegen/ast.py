@@ -19,8 +19,8 @@ from .cexpr import c_assign, c_name
 from .astwalk import annotation, calls, iterators, schedule_ast, statements
 from .islexpr import ATOM, _same, isl_expr, isl_c
 from .microkernel import KernelText, full_tiles, roles_of, uses_iterators
-from .private import PrivateSlice, aligned_allocation, free_allocation, last_name, own_name, private_slices, \
-    slice_declarator, sliced_statement
+from .private import PrivateSlice, last_name, own_name, own_slices, private_slices, slice_declarator, \
+    sliced_statement
 from .region import RegionPrinter
 
 PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in parallel
@@ -53,7 +53,7 @@ class KernelPrinter:
     def statement(self, name: str) -> Statement:
         """The statement as printed (a temporary kept per thread loses its leading index)."""
         if name not in self.printed_statements:
-            self.printed_statements[name] = sliced_statement(self.program.statement(name), self.slices, c_name)
+            self.printed_statements[name] = sliced_statement(self.program.statement(name), self.slices)
         return self.printed_statements[name]
 
     def body(self) -> list[cgen.Generable]:
@@ -124,8 +124,7 @@ class KernelPrinter:
             pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
         if any((s, row) in self.lowered.vector for s in stmts):
             pragmas.append(cgen.Pragma("omp simd"))  # isl proved it carries nothing (`Vectorize`)
-        slices = [sl for sl in self.slices.values() if sl.row == row and sl.statements <= stmts] \
-            if parallel and not worksharing else []
+        slices = [sl for sl in self.slices.values() if sl.row == row and sl.statements <= stmts] if parallel else []
         self.in_parallel += parallel
         self.printed.append(row)
         try:
@@ -134,8 +133,8 @@ class KernelPrinter:
             self.in_parallel -= parallel
             self.printed.pop()
         if parallel:
-            pragmas.insert(0, self.parallel_pragma(n, row, stmts, worksharing=worksharing, team=bool(slices),
-                                                   balance=ours and self.balance))
+            pragmas.insert(0, self.parallel_pragma(n, row, stmts, worksharing=worksharing,
+                                                   team=bool(slices) and not worksharing, balance=ours and self.balance))
         inc = isl_c(n.for_get_inc(), self.rename)
         name = self.rename(it)
         step = f"{name}++" if inc == "1" else f"{name} += {inc}"
@@ -143,7 +142,7 @@ class KernelPrinter:
         if before is not None:
             cond = f"{cond} && {name} < ({before})"
         loop = pragmas + [cgen.For(f"{name} = {init}", cond, step, body)]
-        return _team(slices, loop) if slices else loop
+        return _team(slices, loop) if slices and not worksharing else loop
 
     def parallel_pragma(self, n: isl.AstNode, row: int, stmts: set[str], worksharing: bool, team: bool,
                         balance: bool) -> cgen.Pragma:
@@ -226,10 +225,8 @@ class KernelPrinter:
 def _team(slices: list[PrivateSlice], loop: list[cgen.Generable]) -> list[cgen.Generable]:
     """A parallel loop (printed `omp for ... nowait`) in a team of its own, each thread
     allocating its slices of the loop's temporaries once (`codegen.private`)."""
-    own = [own_name(c_name(sl.array)) for sl in slices]
-    allocate = [ln for sl, o in zip(slices, own) for ln in aligned_allocation(o, sl)]
-    return [cgen.Pragma("omp parallel"),
-            cgen.Block([cgen.Line(ln) for ln in allocate] + loop + [cgen.Line(free_allocation(o)) for o in own])]
+    allocate, free = own_slices(slices)
+    return [cgen.Pragma("omp parallel"), cgen.Block(allocate + loop + free)]
 
 
 def _private_scalars(lowered: Lowered) -> dict[tuple[int, frozenset[str]], set[str]]:

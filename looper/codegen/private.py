@@ -18,14 +18,18 @@ iteration's copy) reads a shared slice that only that iteration writes to.  This
 - every access to the temporary below the loop indexes its leading dimension by a function of
   the loop's iterator alone, one slice per iteration and a different one for each (isl);
 - every other access is a read of one slice (the copy-out), after the loop;
-- the loop is printed as `omp parallel for` (not work-shared inside a region, whose team
-  starts elsewhere).
+- isl prints the loop as one `for` of several iterations, outside any other parallel loop.
+
+A loop printed `omp parallel for` becomes a team of its own whose threads allocate their slices;
+inside one region around the kernel (`codegen.region`) every thread allocates them as the region
+starts, and the work-shared loop uses them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from math import prod
 
+import cgen
 import islpy as isl
 
 from ..caching import per_object
@@ -34,6 +38,7 @@ from ..ir.rows import row_of_iterator
 from ..ir.schedule import Lowered
 from ..transforms.expansion import EXPAND_PREFIX
 from .astwalk import for_loops, schedule_ast
+from .cexpr import c_name
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class PrivateSlice:
 @per_object
 def private_slices(lowered: Lowered) -> dict[str, PrivateSlice]:
     """The expanded temporaries of `lowered` that its C stores one slice per thread, by name."""
-    if lowered.region or not lowered.parallel:
+    if not lowered.parallel:
         return {}
     program = lowered.program
     out: dict[str, PrivateSlice] = {}
@@ -147,7 +152,7 @@ def _read_slice(outside: list[Statement], name: str) -> int | None:
     return seen.pop() if len(seen) == 1 else None
 
 
-def sliced_statement(st: Statement, slices: dict[str, PrivateSlice], c_name) -> Statement:
+def sliced_statement(st: Statement, slices: dict[str, PrivateSlice]) -> Statement:
     """`st` as printed: a sliced temporary indexed without its leading dimension, in the
     loop's own slice inside it, in the shared last slice (`last_name`) outside it."""
     if not any(a.array in slices for a in st.accesses):
@@ -164,32 +169,40 @@ def sliced_statement(st: Statement, slices: dict[str, PrivateSlice], c_name) -> 
     return replace(st, body=Assign(load(body.target), body.op, map_loads(body.value, load), body.line))
 
 
-def last_name(c_array: str) -> str:
-    """The C name of the slice the copy-out reads, beside the array's C name."""
-    return c_array + "_last"
+def last_name(array: str) -> str:
+    """The C name of the slice the copy-out reads, beside the array's C name `array`."""
+    return array + "_last"
 
 
-def own_name(c_array: str) -> str:
-    """The C name of a thread's own slice."""
-    return c_array + "_own"
+def own_name(array: str) -> str:
+    """The C name of a thread's own slice of the array named `array` in C."""
+    return array + "_own"
 
 
-def slice_declarator(c_name: str, shape: tuple[int, ...], qualifier: str = "") -> str:
+def slice_declarator(name: str, shape: tuple[int, ...], qualifier: str = "") -> str:
     """`(*restrict A)[M]` for slices of shape (N, M): a pointer indexed like the slice."""
     inner = "".join(f"[{e}]" for e in shape[1:])
-    return f"(*{qualifier}{c_name}){inner}"
+    return f"(*{qualifier}{name}){inner}"
 
 
-def aligned_allocation(c_name: str, s: PrivateSlice) -> list[str]:
-    """Lines allocating one slice, 64-byte aligned, as a `restrict` pointer named `c_name`."""
-    raw = c_name + "_raw"
+def aligned_allocation(name: str, s: PrivateSlice) -> list[str]:
+    """Lines allocating one slice, 64-byte aligned, as a `restrict` pointer named `name`."""
+    raw = name + "_raw"
     cast = f"{s.ctype} {slice_declarator('', s.shape)}"
     return [f"char *{raw} = __builtin_malloc({s.bytes + 63});",
-            f"if (!{raw}) __builtin_abort();  /* out of memory for {c_name} */",
-            f"{s.ctype} {slice_declarator(c_name, s.shape, 'restrict ')} = ({cast})"
+            f"if (!{raw}) __builtin_abort();  /* out of memory for {name} */",
+            f"{s.ctype} {slice_declarator(name, s.shape, 'restrict ')} = ({cast})"
             f"(((__UINTPTR_TYPE__){raw} + 63) & ~(__UINTPTR_TYPE__)63);"]
 
 
-def free_allocation(c_name: str) -> str:
-    return f"__builtin_free({c_name}_raw);"
+def free_allocation(name: str) -> str:
+    return f"__builtin_free({name}_raw);"
+
+
+def own_slices(slices: list[PrivateSlice]) -> tuple[list[cgen.Generable], list[cgen.Generable]]:
+    """What each thread of a team runs first and last: allocating its own slice of each
+    temporary in `slices`, and freeing it."""
+    own = [own_name(c_name(sl.array)) for sl in slices]
+    allocate = [cgen.Line(ln) for sl, o in zip(slices, own) for ln in aligned_allocation(o, sl)]
+    return allocate, [cgen.Line(free_allocation(o)) for o in own]
 

@@ -31,6 +31,7 @@ from ..ir.rows import row_of_iterator
 from ..poly.deps import dependences_of
 from ..poly.legality import same_iteration_dependence
 from .astwalk import iterators, statements
+from .private import own_slices
 from .islexpr import isl_c
 
 
@@ -96,7 +97,9 @@ class RegionPrinter:
         # the iterators printed (a micro-kernel prints no point loops where every tile is full)
         names = [x for x in sorted(iterators(root), key=row_of_iterator) if x in self.p.iterators]
         private = f" private({', '.join(self.p.rename(x) for x in names)})" if names else ""
-        return [cgen.Pragma(f"omp parallel{private}"), cgen.Block(body)]
+        # every thread's slices of the temporaries its work-shared loops keep per thread
+        allocate, free = own_slices(list(self.p.slices.values()))
+        return [cgen.Pragma(f"omp parallel{private}"), cgen.Block(allocate + body + free)]
 
     def block(self, n: isl.AstNode) -> list[cgen.Generable]:
         pieces = self.pieces(n)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import replace
 
 import pytest
 
@@ -16,6 +15,7 @@ from looper.poly.deps import compute_dependences
 from looper.poly.legality import check_schedule
 from looper.search.candidates import generate
 from looper.transforms import Expand, Parallelize
+from looper.transforms.parallel import ParallelRegion
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
@@ -72,9 +72,8 @@ def test_register_tiles_behind_the_expansion_read_the_threads_slice(tmp_path):
 
 def test_slices_need_every_use_in_one_parallel_loop_indexed_by_its_iterator(tmp_path):
     """No slice where the temporary's leading index is not the parallel loop's iterator (r
-    expanded, q parallel inside r), where its uses are split over several loops (fission: one
-    nest per statement), or inside a parallel region (its team starts elsewhere); those keep the
-    whole array, and every one of them is exact."""
+    expanded, q parallel inside r), or where its uses are split over several loops (fission: one
+    nest per statement); those keep the whole array, and every one of them is exact."""
     p, d, e = _expanded_doitgen()
     inner = _parallel(d, e)["expand(sum along r,q) ; parallelize(q)"]
     assert not private_slices(inner.lowered)
@@ -83,9 +82,7 @@ def test_slices_need_every_use_in_one_parallel_loop_indexed_by_its_iterator(tmp_
     assert split
     split_par = [v for s in split for v in _parallel(d, s).values()]
     assert split_par and not any(private_slices(v.lowered) for v in split_par)
-    r_parallel = e.then(Parallelize(((SUM, 1),)))
-    assert private_slices(r_parallel.lowered)
-    assert not private_slices(replace(r_parallel.lowered, region=True))
+    assert private_slices(e.then(Parallelize(((SUM, 1),))).lowered)
     assert differential(p, [inner, split_par[0]], tmp_path, threads=2) == []
 
 
@@ -118,6 +115,28 @@ def test_the_copy_out_reads_the_slice_of_the_last_iteration(tmp_path, threads):
     assert "== 5 ? looper_exp_t_last : looper_exp_t_own" in text
     assert "looper_exp_t_last[" in text.split("__builtin_free(looper_exp_t_own_raw)")[1]  # the copy-out
     assert differential(p, sliced, tmp_path, threads=threads) == []
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_inside_one_region_every_thread_allocates_its_slice_as_the_region_starts(tmp_path, threads):
+    """With the copy-out parallel too and one region around both loops (`codegen.region`), each
+    thread allocates its slice as the region starts and frees it as it ends; the product's loop
+    is work-shared in it, and keeps its barrier before the copy-out reads the last slice."""
+    p = parse_source(OUTPUT_T, "t.py", "S")
+    d = compute_dependences(p)
+    e = Schedule(p).then(Expand("t", ("S0", "S1"), (0,)))
+    both = _parallel(d, e)["expand(t along i) ; parallelize(i,looper_e0)"]
+    v = both.then(ParallelRegion())
+    assert check_schedule(d, v) is None and v.lowered.region
+    (sl,) = private_slices(v.lowered).values()
+    assert sl.last == 5
+    text = program_c(p, [v.lowered])
+    region = text.split("#pragma omp parallel private(")[1].split("#pragma endscop")[0]
+    first_for = region.index("#pragma omp for")
+    assert region.index("__builtin_malloc") < first_for < region.index("__builtin_free(looper_exp_t_own_raw)")
+    product, copy = region.split("#pragma omp for")[1:3]
+    assert "nowait" not in product.split("\n")[0] and "looper_exp_t_last[" in copy
+    assert differential(p, [v], tmp_path, threads=threads) == []
 
 
 DOITGEN_C = r"""
