@@ -142,7 +142,11 @@ def without_threads(steps: tuple) -> tuple:
     """A bundled candidate (an expansion or a cache tile, a parallel loop, then a register tile)
     without its parallel steps, for a search kept sequential (`policy.sequential`): rejected
     whole for its threads, the bundles left doitgen MEDIUM (3.4 ms, too short to pay for a
-    team) with no register tile at all.  A lone parallel step stays, to be rejected."""
+    team) with no register tile at all.  A lone parallel step stays, to be rejected.  Every step
+    that starts a team on the side does without it (`Transform.sequential`): a pack's copy ran
+    on the threads, and every pack of syrk MEDIUM (1.5 ms) was rejected for it, and with the
+    packs every register tile of its product."""
+    steps = tuple(t.sequential() for t in steps)
     if len(steps) < 2:
         return steps
     return tuple(t for t in steps if not t.threads)

@@ -37,10 +37,12 @@ PACK_PREFIX = "looper_pack_"  # user names cannot start with "looper_": no clash
 @register
 @dataclass(frozen=True)
 class Pack(Transform):
-    """Copy 2-D array `array` transposed before the kernel; `statements` read the copy."""
+    """Copy 2-D array `array` transposed before the kernel; `statements` read the copy (on the
+    kernel's threads, unless `parallel` is off: a search kept sequential packs too)."""
 
     array: str
     statements: tuple[str, ...]
+    parallel: bool = True
     kind: ClassVar[str] = "pack"
     feature_slot: ClassVar[int] = 11
     level: ClassVar[str] = "pack"
@@ -63,10 +65,20 @@ class Pack(Transform):
         new = replace(program, arrays=arrays, statements=statements)
         rows = dict(L.rows)
         rows[copy.name] = own_nest_rows(L.n_rows, len(copy.iterators), -1)
-        return replace(L, program=new, rows=rows, parallel=L.parallel | {(copy.name, 1)})
+        return replace(L, program=new, rows=rows, parallel=L.parallel | {(copy.name, 1)} if self.parallel else L.parallel)
 
     def describe(self, L: Lowered) -> str:
-        return f"pack({self.array}^T for {','.join(self.statements)})"
+        alone = "" if self.parallel else ", one thread"
+        return f"pack({self.array}^T for {','.join(self.statements)}{alone})"
+
+    def sequential(self) -> "Pack":
+        return replace(self, parallel=False)
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if self.parallel:  # the records written before the field existed, unchanged
+            del out["parallel"]
+        return out
 
     def encoding(self) -> Encoding:
         # what the pack does shows in the rewritten program the features read: the copy's own

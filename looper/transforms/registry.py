@@ -177,6 +177,11 @@ class Transform:
     def check(self, deps: "Dependences", before: Lowered, after: Lowered, explain: bool = False) -> str | None:
         raise NotImplementedError
 
+    def sequential(self) -> "Transform":
+        """This step for a search kept sequential (`search.beam.without_threads`): itself,
+        unless it starts a thread team on the side (a pack's parallel copy)."""
+        return self
+
     @classmethod
     def candidates(cls, ctx: CandidateContext) -> Iterable["Transform | tuple[Transform, ...]"]:
         return ()

@@ -268,6 +268,31 @@ def test_a_sequential_search_keeps_the_register_tiles_bundled_with_threads(tmp_p
     assert without_threads((par,)) == (par,)
 
 
+@pytest.mark.parametrize("kernel", ["syrk", "syr2k"])
+def test_a_sequential_search_packs_on_one_thread(kernel, tmp_path):
+    """A pack's copy ran on the kernel's threads, so a search kept sequential rejected every
+    pack, and with them every register tile of syrk's and syr2k's products (syrk MEDIUM, 1.5 ms
+    on a 5.6 ms team start: answer 1.11x, where a pack and register tile on one thread run
+    2.6x).  It packs on one thread: register tiles behind packs are ranked, none starts a team,
+    and they are exact.  A pack in a search that may use threads still copies on them."""
+    from looper.search.beam import without_threads
+    from looper.transforms import Pack
+    p = parse_file(kernel_path(kernel), "SMALL")
+    d = compute_dependences(p)
+    policy = policy_for("hybrid", target=TARGET).with_(sequential="too short for a team")
+    result = beam_search(p, d, Ranking(p, TARGET), policy)
+    packed = [e.schedule for e in result.evaluated
+              if e.schedule.lowered.microkernels and any(isinstance(t, Pack) for t in e.schedule.steps)]
+    assert packed and not any(s.lowered.parallel for s in packed)
+    assert all("one thread" in s.describe() for s in packed)
+    assert differential(p, packed[:2], tmp_path, threads=2) == []
+    pack = Pack("A", ("S1",))
+    assert pack.parallel and without_threads((pack,)) == (Pack("A", ("S1",), parallel=False),)
+    assert "parallel" not in pack.to_json() and Pack.from_json(pack.sequential().to_json()) == pack.sequential()
+    threaded = Schedule(p).then(pack)
+    assert threaded.lowered.parallel and not Schedule(p).then(pack.sequential()).lowered.parallel
+
+
 def test_the_correction_keeps_threaded_and_sequential_relatives_apart():
     """A parallel register tile measured far below its prediction (its team's start) says little
     about the same tile run alone."""
