@@ -159,3 +159,52 @@ def run_sized(source: Path, n: int, tmp: Path) -> str:
                    check=True)
     return subprocess.run([str(exe)], capture_output=True, text=True, check=True,
                           env=dict(os.environ, OMP_NUM_THREADS="2")).stdout
+
+
+_DOITGEN_C = r"""
+#include <stdio.h>
+#define NR 10
+#define NQ 8
+#define NP 12
+void doitgen(double A[NR][NQ][NP], double C4[NP][NP])
+{
+  double sum[NP];
+  int r, q, p, s;
+#pragma scop
+  for (r = 0; r < NR; r++)
+    for (q = 0; q < NQ; q++) {
+      for (p = 0; p < NP; p++) {
+        sum[p] = 0.0;
+        for (s = 0; s < NP; s++)
+          sum[p] += A[r][q][s] * C4[s][p];
+      }
+      for (p = 0; p < NP; p++)
+        A[r][q][p] = sum[p];
+    }
+#pragma endscop
+}
+
+static double A[NR][NQ][NP], C4[NP][NP];
+
+int main(void)
+{
+  for (int r = 0; r < NR; r++) for (int q = 0; q < NQ; q++) for (int p = 0; p < NP; p++)
+    A[r][q][p] = (double)((r * q + p) % 7) / 7.0;
+  for (int i = 0; i < NP; i++) for (int j = 0; j < NP; j++) C4[i][j] = (double)(i * j % 5) / 5.0;
+  doitgen(A, C4);
+  for (int r = 0; r < NR; r++) for (int q = 0; q < NQ; q++) for (int p = 0; p < NP; p++)
+    printf("%.17g\n", A[r][q][p]);
+  return 0;
+}
+"""
+
+
+def doitgen_c(sum_parameter: bool = False) -> str:
+    """A small doitgen in C with its scop, printing A (and, with `sum_parameter`, `sum`, which
+    it then takes as a parameter, as PolyBench's own does: an output a caller could read)."""
+    if not sum_parameter:
+        return _DOITGEN_C
+    return (_DOITGEN_C.replace("void doitgen(double A[NR][NQ][NP], double C4[NP][NP])\n{\n  double sum[NP];",
+                               "void doitgen(double A[NR][NQ][NP], double C4[NP][NP], double sum[NP])\n{")
+            .replace("static double A[NR][NQ][NP], C4[NP][NP];", "static double A[NR][NQ][NP], C4[NP][NP], sum[NP];")
+            .replace("doitgen(A, C4);", "doitgen(A, C4, sum);\n  for (int p = 0; p < NP; p++) printf(\"%.17g\\n\", sum[p]);"))

@@ -19,7 +19,7 @@ from looper.transforms.parallel import ParallelRegion
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import TARGET, differential
+from helpers import TARGET, differential, doitgen_c
 
 SUM = ("S0", "S1", "S2")
 
@@ -139,42 +139,6 @@ def test_inside_one_region_every_thread_allocates_its_slice_as_the_region_starts
     assert differential(p, [v], tmp_path, threads=threads) == []
 
 
-DOITGEN_C = r"""
-#include <stdio.h>
-#define NR 10
-#define NQ 8
-#define NP 12
-void doitgen(double A[NR][NQ][NP], double C4[NP][NP], double sum[NP])
-{
-  int r, q, p, s;
-#pragma scop
-  for (r = 0; r < NR; r++)
-    for (q = 0; q < NQ; q++) {
-      for (p = 0; p < NP; p++) {
-        sum[p] = 0.0;
-        for (s = 0; s < NP; s++)
-          sum[p] += A[r][q][s] * C4[s][p];
-      }
-      for (p = 0; p < NP; p++)
-        A[r][q][p] = sum[p];
-    }
-#pragma endscop
-}
-
-static double A[NR][NQ][NP], C4[NP][NP], sum[NP];
-
-int main(void)
-{
-  for (int r = 0; r < NR; r++) for (int q = 0; q < NQ; q++) for (int p = 0; p < NP; p++)
-    A[r][q][p] = (double)((r * q + p) % 7) / 7.0;
-  for (int i = 0; i < NP; i++) for (int j = 0; j < NP; j++) C4[i][j] = (double)(i * j % 5) / 5.0;
-  doitgen(A, C4, sum);
-  for (int r = 0; r < NR; r++) for (int q = 0; q < NQ; q++) for (int p = 0; p < NP; p++)
-    printf("%.17g\n", A[r][q][p]);
-  for (int p = 0; p < NP; p++) printf("%.17g\n", sum[p]);
-  return 0;
-}
-"""
 
 
 def _run(tmp_path, source: str, name: str, openmp: bool, threads: int = 2) -> str:
@@ -197,7 +161,7 @@ def test_polybench_doitgen_in_place_writes_sum_back_from_the_last_slice(tmp_path
     from looper.codegen.inplace import inplace_source
     from looper.lang.c.cfile import parse_c_file
     src = tmp_path / "dg.c"
-    src.write_text(DOITGEN_C)
+    src.write_text(doitgen_c(sum_parameter=True))
     cf = parse_c_file(src)
     (scop,) = cf.scops
     p = scop.program
@@ -209,6 +173,6 @@ def test_polybench_doitgen_in_place_writes_sum_back_from_the_last_slice(tmp_path
     assert sl.last == 9  # NR - 1
     new = inplace_source(cf, [v.lowered], ["looper: " + v.describe()])
     assert "_own" in new and "_last" in new
-    want = _run(tmp_path, DOITGEN_C, "original", openmp)
+    want = _run(tmp_path, doitgen_c(sum_parameter=True), "original", openmp)
     for threads in ((2, 3) if openmp else (1,)):
         assert _run(tmp_path, new, "looper", openmp, threads) == want

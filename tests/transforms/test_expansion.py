@@ -17,7 +17,7 @@ from looper.transforms.expansion import expansions
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
-from helpers import TARGET, differential
+from helpers import TARGET, differential, doitgen_c
 
 
 def _doitgen(size: str = "SMALL"):
@@ -209,42 +209,6 @@ def test_the_callable_function_allocates_what_the_schedule_adds(tmp_path):
     assert np.allclose(got["looper"], np.einsum("rqs,sp->rqp", A0, C4), rtol=1e-12)
 
 
-DOITGEN_C = r"""
-#include <stdio.h>
-#define NR 10
-#define NQ 8
-#define NP 12
-void doitgen(double A[NR][NQ][NP], double C4[NP][NP])
-{
-  double sum[NP];
-  int r, q, p, s;
-#pragma scop
-  for (r = 0; r < NR; r++)
-    for (q = 0; q < NQ; q++) {
-      for (p = 0; p < NP; p++) {
-        sum[p] = 0.0;
-        for (s = 0; s < NP; s++)
-          sum[p] += A[r][q][s] * C4[s][p];
-      }
-      for (p = 0; p < NP; p++)
-        A[r][q][p] = sum[p];
-    }
-#pragma endscop
-}
-
-static double A[NR][NQ][NP], C4[NP][NP];
-
-int main(void)
-{
-  for (int r = 0; r < NR; r++) for (int q = 0; q < NQ; q++) for (int p = 0; p < NP; p++)
-    A[r][q][p] = (double)((r * q + p) % 7) / 7.0;
-  for (int i = 0; i < NP; i++) for (int j = 0; j < NP; j++) C4[i][j] = (double)(i * j % 5) / 5.0;
-  doitgen(A, C4);
-  for (int r = 0; r < NR; r++) for (int q = 0; q < NQ; q++) for (int p = 0; p < NP; p++)
-    printf("%.17g\n", A[r][q][p]);
-  return 0;
-}
-"""
 
 
 def _run_c(tmp_path, source: str, name: str) -> str:
@@ -266,7 +230,7 @@ def test_a_local_scratch_array_of_a_c_scop_expands_in_place(tmp_path):
     from looper.codegen.inplace import inplace_source
     from looper.lang.c.cfile import parse_c_file
     src = tmp_path / "dg.c"
-    src.write_text(DOITGEN_C)
+    src.write_text(doitgen_c())
     cf = parse_c_file(src)
     (scop,) = cf.scops
     p = scop.program
@@ -279,7 +243,7 @@ def test_a_local_scratch_array_of_a_c_scop_expands_in_place(tmp_path):
 
     text = inplace_source(cf, [v.lowered], ["looper: " + v.describe()])
     assert "__builtin_malloc" in text and "__builtin_free" in text
-    assert _run_c(tmp_path, text, "looper") == _run_c(tmp_path, DOITGEN_C, "original")
+    assert _run_c(tmp_path, text, "looper") == _run_c(tmp_path, doitgen_c(), "original")
 
 
 def test_a_parameter_temporary_expands_in_place_and_is_written_back(tmp_path):
@@ -288,10 +252,7 @@ def test_a_parameter_temporary_expands_in_place_and_is_written_back(tmp_path):
     region, register-tiled with q parallel, leaves A and sum as the original does."""
     from looper.codegen.inplace import inplace_source
     from looper.lang.c.cfile import parse_c_file
-    text = (DOITGEN_C.replace("void doitgen(double A[NR][NQ][NP], double C4[NP][NP])\n{\n  double sum[NP];",
-                              "void doitgen(double A[NR][NQ][NP], double C4[NP][NP], double sum[NP])\n{")
-            .replace("static double A[NR][NQ][NP], C4[NP][NP];", "static double A[NR][NQ][NP], C4[NP][NP], sum[NP];")
-            .replace("doitgen(A, C4);", "doitgen(A, C4, sum);\n  for (int p = 0; p < NP; p++) printf(\"%.17g\\n\", sum[p]);"))
+    text = doitgen_c(sum_parameter=True)
     assert "double sum[NP])" in text and "doitgen(A, C4, sum);" in text
     src = tmp_path / "dg.c"
     src.write_text(text)
