@@ -97,4 +97,3 @@ def per_content(key: Callable[[object], Hashable], entries: int = 256) -> Callab
             return value
         return call
     return wrap
-

@@ -19,9 +19,9 @@ from .cexpr import c_assign, c_name
 from .astwalk import annotation, calls, iterators, schedule_ast, statements
 from .islexpr import ATOM, _same, isl_expr, isl_c
 from .microkernel import KernelText, full_tiles, roles_of, uses_iterators
-from .private import PrivateSlice, last_name, own_name, own_slices, private_slices, slice_declarator, \
-    sliced_statement
+from .private import PrivateSlice, last_name, own_name, private_slices, sliced_statement
 from .region import RegionPrinter
+from .storage import own_slices, pointer_declarator
 
 PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in parallel
 
@@ -166,7 +166,7 @@ class KernelPrinter:
         """At the top of the parallel loop's body: the slice this iteration works in."""
         c = c_name(sl.array)
         where = own_name(c) if sl.last is None else f"{iterator} == {sl.last} ? {last_name(c)} : {own_name(c)}"
-        return cgen.Line(f"{sl.ctype} {slice_declarator(c, sl.shape, 'restrict ')} = {where};")
+        return cgen.Line(f"{sl.ctype} {pointer_declarator('restrict ' + c, [str(e) for e in sl.shape])} = {where};")
 
     def microkernel(self, n: isl.AstNode, mk) -> list[cgen.Generable] | None:
         """A register tile's reduction loop: the micro-kernel for full tiles, isl's loops for

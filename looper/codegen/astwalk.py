@@ -64,7 +64,6 @@ def iterators(n: isl.AstNode) -> set[str]:
     return names
 
 
-
 def for_loops(n: isl.AstNode) -> list[tuple[str, frozenset[str], bool]]:
     """Each `for` node at and below `n`, outer before inner: its iterator, the statements below
     it and whether it is degenerate (one iteration, printed without a loop).  Read inside the

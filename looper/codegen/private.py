@@ -20,7 +20,8 @@ iteration's copy) reads a shared slice that only that iteration writes to.  This
 - every other access is a read of one slice (the copy-out), after the loop;
 - isl prints the loop as one `for` of several iterations, outside any other parallel loop.
 
-A loop printed `omp parallel for` becomes a team of its own whose threads allocate their slices;
+A loop printed `omp parallel for` becomes a team of its own whose threads allocate their slices
+(`storage.own_slices`);
 inside one region around the kernel (`codegen.region`) every thread allocates them as the region
 starts, and the work-shared loop uses them.
 """
@@ -29,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from math import prod
 
-import cgen
 import islpy as isl
 
 from ..caching import per_object
@@ -177,32 +177,3 @@ def last_name(array: str) -> str:
 def own_name(array: str) -> str:
     """The C name of a thread's own slice of the array named `array` in C."""
     return array + "_own"
-
-
-def slice_declarator(name: str, shape: tuple[int, ...], qualifier: str = "") -> str:
-    """`(*restrict A)[M]` for slices of shape (N, M): a pointer indexed like the slice."""
-    inner = "".join(f"[{e}]" for e in shape[1:])
-    return f"(*{qualifier}{name}){inner}"
-
-
-def aligned_allocation(name: str, s: PrivateSlice) -> list[str]:
-    """Lines allocating one slice, 64-byte aligned, as a `restrict` pointer named `name`."""
-    raw = name + "_raw"
-    cast = f"{s.ctype} {slice_declarator('', s.shape)}"
-    return [f"char *{raw} = __builtin_malloc({s.bytes + 63});",
-            f"if (!{raw}) __builtin_abort();  /* out of memory for {name} */",
-            f"{s.ctype} {slice_declarator(name, s.shape, 'restrict ')} = ({cast})"
-            f"(((__UINTPTR_TYPE__){raw} + 63) & ~(__UINTPTR_TYPE__)63);"]
-
-
-def free_allocation(name: str) -> str:
-    return f"__builtin_free({name}_raw);"
-
-
-def own_slices(slices: list[PrivateSlice]) -> tuple[list[cgen.Generable], list[cgen.Generable]]:
-    """What each thread of a team runs first and last: allocating its own slice of each
-    temporary in `slices`, and freeing it."""
-    own = [own_name(c_name(sl.array)) for sl in slices]
-    allocate = [cgen.Line(ln) for sl, o in zip(slices, own) for ln in aligned_allocation(o, sl)]
-    return allocate, [cgen.Line(free_allocation(o)) for o in own]
-

@@ -31,7 +31,7 @@ from ..ir.rows import row_of_iterator
 from ..poly.deps import dependences_of
 from ..poly.legality import same_iteration_dependence
 from .astwalk import iterators, statements
-from .private import own_slices
+from .storage import own_slices
 from .islexpr import isl_c
 
 

@@ -15,9 +15,12 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+import cgen
+
 from ..ir.program import Array, Program
 from ..ir.schedule import Lowered
-from .private import aligned_allocation, free_allocation, last_name, private_slices
+from .cexpr import c_name
+from .private import PrivateSlice, last_name, own_name, private_slices
 
 STATIC_LIMIT = 2 << 30  # bytes of static arrays the small code model holds
 STATIC_REST = 1 << 30  # what stays static once some arrays move to the heap
@@ -69,15 +72,39 @@ def temporaries(lowered: Lowered, name_of: Callable[[str], str]) -> tuple[list[s
         n = name_of(a.name)
         if a.name in slices:
             if slices[a.name].last is not None:
-                allocate += aligned_allocation(last_name(n), slices[a.name])
-                free.append(free_allocation(last_name(n)))
+                lines, release = slice_allocation(last_name(n), slices[a.name])
+                allocate += lines
+                free.append(release)
             continue
-        raw = f"{n}_raw"
-        dims = [str(e) for e in a.extent]
-        t = f"{a.dtype.ctype} {pointer_declarator('', dims)}"  # the pointer's type, for the cast
-        allocate += [f"char *{raw} = __builtin_malloc({array_bytes(a) + 63});",
-                     f"if (!{raw}) __builtin_abort();  /* out of memory for {n} */",
-                     f"{a.dtype.ctype} {pointer_declarator('restrict ' + n, dims)} = ({t})"
-                     f"(((__UINTPTR_TYPE__){raw} + 63) & ~(__UINTPTR_TYPE__)63);"]
-        free.append(f"__builtin_free({raw});")
+        lines, release = heap_allocation(n, a.dtype.ctype, [str(e) for e in a.extent], array_bytes(a))
+        allocate += lines
+        free.append(release)
+    return allocate, free
+
+
+def heap_allocation(name: str, ctype: str, dims: list[str], nbytes: int) -> tuple[list[str], str]:
+    """Lines allocating `nbytes` on the heap, 64-byte aligned, as a `restrict` pointer `name`
+    indexed like an array of extents `dims`, and the line freeing it."""
+    raw = f"{name}_raw"
+    t = f"{ctype} {pointer_declarator('', dims)}"  # the pointer's type, for the cast
+    return ([f"char *{raw} = __builtin_malloc({nbytes + 63});",
+             f"if (!{raw}) __builtin_abort();  /* out of memory for {name} */",
+             f"{ctype} {pointer_declarator('restrict ' + name, dims)} = ({t})"
+             f"(((__UINTPTR_TYPE__){raw} + 63) & ~(__UINTPTR_TYPE__)63);"],
+            f"__builtin_free({raw});")
+
+
+def slice_allocation(name: str, s: PrivateSlice) -> tuple[list[str], str]:
+    """One slice of a temporary kept per thread (`codegen.private`), as pointer `name`."""
+    return heap_allocation(name, s.ctype, [str(e) for e in s.shape], s.bytes)
+
+
+def own_slices(slices: list[PrivateSlice]) -> tuple[list[cgen.Generable], list[cgen.Generable]]:
+    """What each thread of a team runs first and last: allocating its own slice of each
+    temporary in `slices`, and freeing it."""
+    allocate, free = [], []
+    for sl in slices:
+        lines, release = slice_allocation(own_name(c_name(sl.array)), sl)
+        allocate += [cgen.Line(ln) for ln in lines]
+        free.append(cgen.Line(release))
     return allocate, free

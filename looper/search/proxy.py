@@ -215,4 +215,3 @@ def rounds_on_program(stand_in_seconds: float, program_seconds: float, predicted
     return (f"rounds measured at the program's sizes after all: at the ranking's {predicted:.1f}x its candidates "
             f"would run about {1e3 * on_stand_in:.0f} ms on the stand-in, a few starts of a thread team "
             f"({1e3 * first_region:.1f} ms here), and about {1e3 * on_program:.0f} ms on the program")
-
