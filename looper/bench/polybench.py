@@ -49,6 +49,7 @@ __all__ = ["ALL_KERNELS", "SIZES", "Answer", "BenchConfig", "geomean", "kernel_f
            "run_kernel", "run_mode", "search"]
 
 SIZES = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
+TIMED_DEFINES = ("POLYBENCH_TIME",)  # every timed build of every system, and the native search's preprocessing
 CEILING = "looper-measure"  # the measuring search's answers: a ceiling for the default, not the product
 ALL_KERNELS = polybench_names()
 kernel_file = polybench_file  # the bench's and the benchmarks' name for it
@@ -171,7 +172,10 @@ def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions) 
         source, k = cfg.records.native_source(str(c_file), size, [str(tree.utilities)], cfg)
         return Answer(name, parse_file(kernel_file(name), size), k.schedule, time.perf_counter() - t0, k.sequence,
                       source, record=k.record, evaluator=k.record.evaluator)
-    done = optimize(str(c_file), size, includes=[str(tree.utilities)], options=options, target=cfg.machine())
+    # searched with the timed build's defines: its timer runs PolyBench's cache flush before the
+    # kernel, and the search times candidates after it as well (`ir.program.Preamble`)
+    done = optimize(str(c_file), size, defines=list(TIMED_DEFINES), includes=[str(tree.utilities)], options=options,
+                    target=cfg.machine())
     seconds = time.perf_counter() - t0
     [k] = done.kernels
     # `program` is looper's Python program of the kernel (its work); `schedule`, of the C scop's
@@ -231,8 +235,8 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
                                                detail=reference.detail)
     if not cfg.check_only:
         timed = {s: (build_scop(s, answer.program, answers[s].schedule if s in answers else answer.schedule, cfg,
-                                ("POLYBENCH_TIME",)) if mode == "scop" else
-                     build_native(s, answers, cfg, ("POLYBENCH_TIME",)))
+                                TIMED_DEFINES) if mode == "scop" else
+                     build_native(s, answers, cfg, TIMED_DEFINES))
                  for s in systems if results[s].status == "checked"}
         if reference is not None and reference.binary is not None:
             timed[BLAS_REFERENCE] = reference
@@ -279,7 +283,7 @@ def build_scop(system: str, program: Program, schedule: Schedule, cfg: BenchConf
     raise ValueError(f"unknown system {system}")
 
 
-CHECKED_DEFINES = ("POLYBENCH_DUMP_ARRAYS", "POLYBENCH_TIME")  # a native check's build: the timed one, dumping
+CHECKED_DEFINES = ("POLYBENCH_DUMP_ARRAYS",) + TIMED_DEFINES  # a native check's build: the timed one, dumping
 
 
 def build_native(system: str, answers: dict[str, Answer], cfg: BenchConfig, defines: tuple[str, ...],

@@ -40,6 +40,9 @@ def _template(name: str) -> str:
 PRELUDE = _template("prelude.c")
 # `main`: runs a variant REPEATS times (see the module docstring), checks or saves outputs.
 MAIN = _template("main.c")
+# `looper_flush_cache`: the user's preamble (`ir.program.Preamble`), which `main` runs before
+# every timed call when LOOPER_FLUSH_KIB is defined
+FLUSH = _template("flush.c")
 
 
 
@@ -254,6 +257,9 @@ def _header(program: Program, comment: str, bake_env: str = "") -> list[cgen.Gen
                                    cgen.Line()]
     if bake_env:  # `main` sets these OpenMP variables for itself (templates/main.c)
         parts += [cgen.Define("LOOPER_BAKED_OMP_ENV", '"' + bake_env.replace('"', "") + '"'), cgen.Line()]
+    if program.preamble is not None:  # `main` runs it before every timed call (templates/main.c)
+        parts += [cgen.Define("LOOPER_FLUSH_KIB", str(program.preamble.flush_kib)), cgen.Line(FLUSH.rstrip()),
+                  cgen.Line()]
     for n, v in program.sizes.items():
         parts.append(cgen.Define(c_name(n), str(v)))
     parts.append(cgen.Line())
@@ -281,19 +287,28 @@ class KernelCode:
     iterators: tuple[str, ...]
 
 
-def _kernels(variants: Sequence["Lowered | KernelCode"], comments: Sequence[str]) -> list[cgen.Generable]:
+def _kernels(variants: Sequence["Lowered | KernelCode"], comments: Sequence[str],
+             preamble: bool = False) -> list[cgen.Generable]:
+    """One function per variant and the table `main` picks from; with the user's `preamble`,
+    which variants start a thread team (the preamble's flush starts it for those alone, as
+    PolyBench's does in a build with OpenMP, which only a parallel answer gets)."""
+    from ..runtime.compile import openmp_flags
     parts: list[cgen.Generable] = []
+    teams = []
     for k, v in enumerate(variants):
         if k < len(comments) and comments[k]:
             parts.append(cgen.Comment(comments[k].replace("*/", "* /")))
         if isinstance(v, KernelCode):
-            parts.append(_function(v.program, f"kernel_{k}", list(v.body), list(v.iterators)))
+            fn = _function(v.program, f"kernel_{k}", list(v.body), list(v.iterators))
         else:
-            parts.append(kernel_function(v, f"kernel_{k}"))
-        parts.append(cgen.Line())
+            fn = kernel_function(v, f"kernel_{k}")
+        parts += [fn, cgen.Line()]
+        teams.append(preamble and openmp_flags(str(fn)) == ("-fopenmp",))
     parts.append(cgen.Line(f"const int looper_n_variants = {len(variants)};"))
     parts.append(cgen.Line("void (*const looper_kernels[])(void) = {"
                            + ", ".join(f"kernel_{k}" for k in range(len(variants))) + "};"))
+    if preamble:
+        parts.append(cgen.Line(f"const int looper_starts_team[] = {{{', '.join(str(int(t)) for t in teams)}}};"))
     parts.append(cgen.Line())
     return parts
 
@@ -305,7 +320,9 @@ def _harness(program: Program) -> list[cgen.Generable]:
     parts: list[cgen.Generable] = [
         cgen.FunctionBody(_void_fn("init_array"), cgen.Block(init_body)), cgen.Line(),
         cgen.Line("extern const int looper_n_variants;"),
-        cgen.Line("extern void (*const looper_kernels[])(void);"), cgen.Line(),
+        cgen.Line("extern void (*const looper_kernels[])(void);"),
+    ] + ([cgen.Line("extern const int looper_starts_team[];")] if program.preamble is not None else []) + [
+        cgen.Line(),
     ]
     parts.extend(_state(program))
     parts.append(cgen.Line())
@@ -327,7 +344,7 @@ def program_c(program: Program, variants: Sequence["Lowered | KernelCode"], comm
     """The whole C program in one file: one `kernel_K` per lowered schedule (variant 0 first).
     `bake_env` ("K=V ..."): OpenMP settings the program's `main` gives itself."""
     parts = _header(program, _title(program), bake_env) + _arrays(program, "static ", ("param", "init")) + \
-        _kernels(variants, comments) + _harness(program)
+        _kernels(variants, comments, program.preamble is not None) + _harness(program)
     return "\n".join(str(p) for p in parts) + "\n"
 
 
@@ -337,5 +354,5 @@ def split_program_c(program: Program, variants: Sequence[Lowered]) -> tuple[str,
     common = _header(program, _title(program) + " Harness part.") + \
         _arrays(program, "", ("param", "init")) + _harness(program)
     kernels = _header(program, _title(program) + " Kernels part.") + \
-        _arrays(program, "extern ", ("param",)) + _kernels(variants, ())
+        _arrays(program, "extern ", ("param",)) + _kernels(variants, (), program.preamble is not None)
     return ("\n".join(str(p) for p in common) + "\n", "\n".join(str(p) for p in kernels) + "\n")

@@ -382,6 +382,21 @@ class Output:
     region: str = "full"  # "full", "lower" (j <= i) or "upper" (j >= i)
 
 
+@dataclass(frozen=True)
+class Preamble:
+    """What the user's program runs right before each timed call of its kernel; looper's harness
+    runs it too, so that a candidate is timed as the program times it.
+
+    PolyBench's timer (`polybench_timer_start`, built with -DPOLYBENCH_TIME) first reads a zeroed
+    buffer of `flush_kib` KiB in an OpenMP loop when built with OpenMP.  The kernel then starts
+    with its data pushed out of the closer caches (a tiled atax at MEDIUM took 0.19 ms after it,
+    0.10 ms without) and, when it is parallel, with its thread team already running: its first
+    parallel region cost 3 us after the flush and 3.9 ms without, on average over 12 fresh
+    processes of a 2-vCPU VM."""
+
+    flush_kib: int
+
+
 @dataclass(frozen=True, eq=False)
 class Program:
     """A parsed program specialised to one set of size values."""
@@ -407,6 +422,8 @@ class Program:
     # code written in place cannot assume they do not alias, so they are measured that way too
     # (`codegen.harness`: passed to a kernel that sees only pointers)
     passed: frozenset[str] = frozenset()
+    # what the user's program runs before each kernel call (C input; None: nothing looper models)
+    preamble: Preamble | None = None
 
     @property
     def max_depth(self) -> int:

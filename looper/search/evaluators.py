@@ -101,13 +101,16 @@ class ExecutionEvaluator:
             parts.append(f"env:{self.omp_env.assignments()}")
         if self.protocol.cold:
             parts.append("as-run")
+        if self.program.preamble is not None:  # the harness runs the user's preamble before each call
+            parts.append(f"preamble:{self.program.preamble.flush_kib}")
         return measurement_key(*parts)
 
     @property
     def environment(self) -> str:
         """How this evaluator's times are taken, as data points record it: the OpenMP settings it
         adds, the protocol, the harness (`datagen.environment`)."""
-        return f"{self.omp_env.assignments() or 'default'}; {self.protocol.name}; harness{HARNESS_VERSION}"
+        preamble = "" if self.program.preamble is None else f"; flush {self.program.preamble.flush_kib} KiB"
+        return f"{self.omp_env.assignments() or 'default'}; {self.protocol.name}; harness{HARNESS_VERSION}{preamble}"
 
     def _record(self, key: str, m: Measurement, schedule: Schedule, store: MeasurementStore | None) -> None:
         if store is not None:

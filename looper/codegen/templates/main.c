@@ -60,6 +60,9 @@ int main(int argc, char **argv)
   for (int r = 0; r < repeats; r++) {
     if (r > 0)
       restore_state();
+#ifdef LOOPER_FLUSH_KIB
+    looper_flush_cache(looper_starts_team[variant]);
+#endif
     double t0 = looper_now();
     looper_kernels[variant]();
     double t1 = looper_now();

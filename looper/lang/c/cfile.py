@@ -17,9 +17,10 @@ from pycparser import c_ast, c_generator
 
 from ...errors import LooperSyntaxError, LooperUsageError
 from ...ir.extract import extract_statements
-from ...ir.program import Affine, Array, Output, Program
+from ...ir.program import Affine, Array, Output, Preamble, Program
 from .initgen import generated_init
 from .lower import ScopLowering, ScopTree
+from .preamble import preamble
 from .preprocess import Preprocessed, preprocess
 from .scops import Locator, ScopSite, find_scops, parse_unit
 from .sizes import size_values
@@ -112,10 +113,11 @@ def parse_c_file(path: str | Path, cpp_flags: tuple[str, ...] = (), cc: str = "g
     prefix = fresh_prefix(pp.identifiers)
     label = size_label(tuple(cpp_flags))
     starts = _line_starts(pp.original)
+    before = preamble(pp)
     scops = []
     for site in sites:
         tree = ScopLowering(site, types, loc)
-        scops.append(_scop(site, tree, len(sites), pp, loc, label, prefix, starts))
+        scops.append(_scop(site, tree, len(sites), pp, loc, label, prefix, starts, before))
     return CFile(path, pp.original, tuple(scops), prefix, tuple(cpp_flags), label)
 
 
@@ -137,7 +139,7 @@ def _line_starts(text: str) -> list[int]:
 
 
 def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed, loc: Locator,
-          label: str, prefix: str, starts: list[int]) -> CScop:
+          label: str, prefix: str, starts: list[int], before: Preamble | None = None) -> CScop:
     """One scop region as a `Program` (arrays, specialized statements, looper's own init) and the
     byte range of the user's file it replaces."""
     tree: ScopTree = lowering.run()
@@ -166,7 +168,8 @@ def _scop(site: ScopSite, lowering: ScopLowering, n_scops: int, pp: Preprocessed
         init=generated_init([a for a in arrays.values() if a.role == "param"], prefix), init_locals={},
         kernel=nodes, statements=tuple(statements), outputs=outputs, kernel_text=kernel_text(site),
         passed=frozenset(rename[n] for n, sym in declared
-                         if n in views.extents and (sym.kind == "param" or sym.ctype.pointer)))
+                         if n in views.extents and (sym.kind == "param" or sym.ctype.pointer)),
+        preamble=before)
     begin = starts[site.begin_line - 1]
     end = starts[site.end_line] if site.end_line < len(starts) else len(pp.original)
     inner = pp.original[starts[site.begin_line]:starts[site.end_line - 1]]

@@ -78,6 +78,8 @@ class Preprocessed:
     text: str  # what pycparser parses: typedef stubs, then the user's code with positions kept
     macros: dict[str, str]  # object-like macros defined at the end of the file (gcc -dM)
     identifiers: frozenset[str]  # every identifier of the file and its headers, and every macro name
+    # the functions the user's code calls inside braces, blanked bodies included (`lang.c.preamble`)
+    calls: frozenset[str] = frozenset()
 
 
 def read_source(path: str) -> str:
@@ -105,7 +107,23 @@ def preprocess(path: str, cpp_flags: tuple[str, ...] = (), cc: str = "gcc") -> P
     idents |= {t.text for t in tokens(original) if t.kind == "ident"}
     idents |= set(macros)
     full = f'# 1 "{STUBS_FILE}"\n{stubs}\n{cleaned}'
-    return Preprocessed(path, original, full, macros, frozenset(idents))
+    return Preprocessed(path, original, full, macros, frozenset(idents), called(user))
+
+
+def called(text: str) -> frozenset[str]:
+    """The identifiers `text` applies like a function (`f(`) inside braces: what its functions
+    call, since a declaration at file scope is outside every brace."""
+    toks = [t for t in tokens(text) if t.kind != "directive"]
+    out = set()
+    depth = 0
+    for k, t in enumerate(toks):
+        if t.text == "{":
+            depth += 1
+        elif t.text == "}":
+            depth = max(0, depth - 1)
+        elif depth and t.kind == "ident" and k + 1 < len(toks) and toks[k + 1].text == "(":
+            out.add(t.text)
+    return frozenset(out)
 
 
 def _run(cc: str, args: list[str], path: str) -> str:
