@@ -390,9 +390,9 @@ class Preamble:
     PolyBench's timer (`polybench_timer_start`, built with -DPOLYBENCH_TIME) first reads a zeroed
     buffer of `flush_kib` KiB in an OpenMP loop when built with OpenMP.  The kernel then starts
     with its data pushed out of the closer caches (a tiled atax at MEDIUM took 0.19 ms after it,
-    0.10 ms without) and, when it is parallel, with its thread team already running: its first
-    parallel region cost 3 us after the flush and 3.9 ms without, on average over 12 fresh
-    processes of a 2-vCPU VM."""
+    0.10 ms without) and, when it is parallel, with its thread team already running (its first
+    region cost 3 us after the flush and 3.9 ms without, on average over 12 fresh processes of a
+    2-vCPU VM; `search.restraint` says why short kernels stay sequential all the same)."""
 
     flush_kib: int
 

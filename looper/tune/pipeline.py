@@ -38,7 +38,7 @@ from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
 from ..search.policy import SearchPolicy, policy_for, refining
 from ..search.proxy import StandIn, automatic, carry, rounds_on_program, stand_in
-from ..search.restraint import estimated_seconds, kernel_target, restraint, team_start
+from ..search.restraint import estimated_seconds, restraint, team_start
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
 from ..transforms.schedule import Schedule
@@ -245,7 +245,6 @@ def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
     from (default: its own Python source)."""
     t0 = time.perf_counter()
     deps = compute_dependences(program)
-    machine, target = target, kernel_target(target, program)
     search = prepare(program, options, target, model, store, progress, origin)
     result = search.run(deps, progress=level_progress, keep_open=True)
     check, lines = None, []
@@ -261,5 +260,5 @@ def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
         search.close()
     env = options.omp_env if search.measure is not None else None
     measured = sum(e.measured for e in (search.measure, search.stand_in_measure) if e is not None)
-    return Answer(program, result, search.kind, machine, list(search.verified), list(search.notes), env, lines, check,
+    return Answer(program, result, search.kind, target, list(search.verified), list(search.notes), env, lines, check,
                   time.perf_counter() - t0, measured, search.measure.baseline if search.measure else None)
