@@ -14,7 +14,7 @@ average, but the kernel still stalls on the other vCPU's wake-up now and then.  
 later region's cost, the MEDIUM campaign's default went parallel on short kernels and lost to
 those stalls as PolyBench times them (gesummv 0.58x gcc: 0.09 ms in 23 fresh runs, 7.4 ms in one;
 gemm's parallel register tiles 0.3-14.9 ms against the original's steady 1.0 ms), 1.83x gcc
-over 30 kernels against 2.60x with this restraint.
+over 30 kernels, where the a376725 campaign, restrained, had 2.60x.
 
 A search that measures compares it with the original's measured time; one that measures nothing
 (`--evaluator model`) with the analytic cost terms' estimate of it (`estimated_seconds`), so the
