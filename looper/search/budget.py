@@ -56,6 +56,7 @@ from ..transforms.schedule import Schedule
 from .scoring import Score, SearchResult
 from .evaluators import ExecutionEvaluator, ModelEvaluator
 from .hybrid import Verified, with_region
+from .confirm import judge
 from .restraint import team_cost
 
 # The transformation kinds the shipped cost model was trained on that choose loop structure.
@@ -533,11 +534,16 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
     ranked_final = sorted(((c, sp * expected_share(c.schedule, t, first_region), t)
                            for c, (sp, t) in zip(finalists, timed) if sp and t), key=lambda x: -x[1])
     for c, speedup, times in ranked_final:
-        judged = Judgement(tuple(original or ()), tuple(times), first_region=team_cost(c.schedule, first_region))
-        if original and judged.faster:
+        if not original:
+            continue
+        judged, again = judge(program, c.schedule, original, times, evaluator, team_cost(c.schedule, first_region))
+        if again:
+            report.notes.append(f"{c.family} won within the noise, so both were timed again as often: "
+                                f"{'written' if judged.faster else 'still within it'} ({judged.describe()})")
+        if judged.faster:
             report.judgement = judged
             best_s = c.schedule
-            best_sc = Score(judged.speedup, Status.OK, "confirmed: " + judged.describe(), list(times),
+            best_sc = Score(judged.speedup, Status.OK, "confirmed: " + judged.describe(), list(judged.answer),
                             predicted=c.predicted)
             break
         if report.judgement is None and original:

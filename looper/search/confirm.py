@@ -41,6 +41,20 @@ def finalists(result: SearchResult, k: int) -> list[Schedule]:
     return out
 
 
+def judge(program: Program, schedule: Schedule, original: list[float], times: list[float],
+          evaluator: ExecutionEvaluator, first_region: float = 0.0) -> tuple[Judgement, bool]:
+    """`schedule`'s runs judged against the original's from the same rounds, with a second look
+    (`Judgement.second_look`: both timed together again as often) when its win is within the
+    noise.  Returns the judgement and whether the second look was taken."""
+    judged = Judgement(tuple(original), tuple(times), first_region=first_region)
+    if not judged.within_noise:
+        return judged, False
+    again, [(_, more)] = evaluator.time_together(program, [schedule])
+    if not again or not more:
+        return judged, False
+    return judged.second_look(tuple(again), tuple(more)), True
+
+
 def confirm(program: Program, result: SearchResult, evaluator: ExecutionEvaluator,
             k: int = CONFIRM_TOP, rounds: int | None = None) -> SearchResult:
     """`result` with its answer replaced by whichever of its k best schedules (or the original)
@@ -55,7 +69,7 @@ def confirm(program: Program, result: SearchResult, evaluator: ExecutionEvaluato
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original")
     ranked = sorted(((s, sp, t) for s, (sp, t) in zip(cands, timed) if sp and t), key=lambda x: -x[1])
     for s, speedup, times in ranked:  # the fastest the judgement lets through (`runtime.judge`)
-        if original and Judgement(tuple(original), tuple(times)).faster:
+        if original and judge(program, s, original, times, evaluator)[0].faster:
             best_s = s
             best_sc = Score(speedup, Status.OK, f"confirmed: timed with {len(cands) - 1} runners-up and the "
                             f"original, interleaved over {n} rounds", times)

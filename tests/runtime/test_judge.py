@@ -84,3 +84,25 @@ def test_the_permutation_test_is_exact_for_small_samples():
     assert p_faster([1.0] * 4, [0.5] * 4) == pytest.approx(1 / 70)
     assert p_faster([1.0] * 4, [1.0] * 4) == 1.0
     assert p_faster([1.0] * 20, [0.8] * 20) < 1e-3  # drawn at random beyond 20,000 splits
+
+
+def test_a_win_within_the_noise_gets_a_second_look_at_a_stricter_level():
+    """nussinov MEDIUM as measured: the answer's 8 fresh runs 8.4-10.3 ms, the original's 8.9-17.6
+    ms.  The mean wins and no run is too slow, but a chance split does as well too often; timed
+    again as often, the pooled 16 runs each tell, at the second look's stricter level.  A tie
+    stays within the noise however often it is timed."""
+    from looper.runtime.judge import SECOND_LOOK, SIGNIFICANCE
+    original = (9.0e-3, 17.6e-3, 8.9e-3, 9.4e-3, 12.0e-3, 9.1e-3, 15.0e-3, 9.3e-3)
+    answer = (8.4e-3, 9.9e-3, 8.6e-3, 10.3e-3, 8.9e-3, 9.6e-3, 9.0e-3, 8.8e-3)
+    first = Judgement(original, answer)
+    assert first.speedup > 1.0 and first.worst <= WORST_RATIO and first.p_value > SIGNIFICANCE
+    assert first.within_noise and not first.faster
+    second = first.second_look(original, answer)
+    assert len(second.answer) == 16 and second.significance == SECOND_LOOK < SIGNIFICANCE
+    assert second.p_value <= SECOND_LOOK and second.faster and not second.within_noise
+    tie = Judgement(original, tuple(reversed(original)))
+    assert not tie.within_noise  # its mean does not win: nothing more to look at
+    steady = (3.60e-3, 3.70e-3, 3.65e-3, 3.80e-3, 3.62e-3, 3.75e-3, 3.68e-3, 3.72e-3)
+    close = Judgement(steady, tuple(t * 0.99 for t in reversed(steady)))  # 1% apart, as in jacobi-2d's
+    assert close.within_noise and not close.second_look(steady, tuple(t * 0.99 for t in steady)).faster
+    assert not Judgement((1.0,) * 8, (0.5,) * 7 + (3.0,)).within_noise  # a run too slow: no second look

@@ -550,3 +550,28 @@ def test_a_sequential_leader_refined_only_with_threads_is_grown(gemm_ranked):
     cands += [Candidate(s, 1.0, "A", f, 1.0) for f, s in list(alone.items())[:2]]
     regrow(cands, [lead], grow, regions=True)
     assert len(grown) == 1
+
+
+class Noisy(FixedTimes):
+    """Confirmation runs whose win over the original is within the noise in one set of rounds
+    and clear over two (the original's runs spread 0.9-1.9 s, the answer's 0.85-1.05 s)."""
+
+    ORIGINAL = [0.9, 1.9, 0.92, 0.95, 1.3, 0.93, 1.6, 0.94]
+    ANSWER = [0.85, 1.0, 0.86, 1.05, 0.9, 0.97, 0.91, 0.89]
+
+    def __init__(self, speedups):
+        super().__init__(speedups)
+        self.timings = 0
+
+    def time_together(self, program, schedules, rounds=None):
+        self.timings += 1
+        return list(self.ORIGINAL), [(sum(self.ORIGINAL) / sum(self.ANSWER), list(self.ANSWER)) for _ in schedules]
+
+
+def test_a_finalist_that_wins_within_the_noise_is_timed_again_and_written(gemm_ranked):
+    p, _, result = gemm_ranked
+    ev = Noisy({"register": 1.1})
+    best, _, report = budgeted(p, result, ev, rounds=1, per_round=8, confirm=1)
+    assert ev.timings == 2  # the confirmation, then the second look
+    assert best.best.steps and report.judgement.faster and len(report.judgement.answer) == 16
+    assert any("won within the noise, so both were timed again as often: written" in n for n in report.notes)
