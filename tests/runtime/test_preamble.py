@@ -1,6 +1,6 @@
 """The user's preamble (PolyBench's cache flush before its timer starts): found in a C program,
-run by the harness before every timed call, and charged as the kernel meets it (its thread team
-already started).  Nothing here is timed."""
+run by the harness before every timed call, and still charged a fresh team's start by the
+restraint (`search.restraint` says why).  Nothing here is timed."""
 from __future__ import annotations
 
 import dataclasses
