@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from . import interrupts
 from .errors import LooperError, LooperUsageError
 from .fileio import write_text
 
@@ -17,8 +18,11 @@ def _friendly(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        interrupts.install()
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            interrupts.raise_pending()  # one that something swallowed still ends the command with 130
+            return result
         except LooperError as e:
             click.echo(str(e), err=True)
             sys.exit(e.exit_status)

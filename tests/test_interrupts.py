@@ -150,6 +150,59 @@ def test_ctrl_c_during_bench_leaves_whole_results(tmp_path):
     assert results and results[0]["kernel"] == "gemm"
 
 
+
+# An interrupt that Python raises inside a callback whose exceptions it prints and drops.  The
+# signal is sent from inside the callback, so the handler runs there (at the callback's next
+# bytecode).  logging's at-fork lock release is such a callback after every fork (isl's scheduler
+# runs in forked children): it swallowed one Ctrl-C in 25 interrupted `looper bench` runs, which
+# then finished every kernel and exited 0.
+SWALLOWED = r"""
+import os, signal, sys
+from looper import interrupts
+from looper.lang.parse import parse_file
+from looper.transforms.isl_schedule import isl_variants
+
+def interrupt_here():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(10000):
+        pass
+
+program = parse_file(sys.argv[1], "MINI")
+interrupts.install()
+os.register_at_fork(after_in_parent=interrupt_here)
+try:
+    isl_variants(program)
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+
+
+def test_an_interrupt_dropped_by_an_at_fork_callback_still_stops_looper():
+    proc = subprocess.run([sys.executable, "-c", SWALLOWED, str(kernel_path("gemm"))], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, preexec_fn=_default_sigint)
+    assert proc.returncode == 130, proc.stderr  # Python dropped it (exit 0 before), looper raised it again
+    assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_cli_exits_130_when_an_interrupt_was_dropped(tmp_path):
+    """A command whose work finished after a dropped interrupt still exits 130 and says so."""
+    script = ("import os, signal, sys\n"
+              "from looper import cli, interrupts\n"
+              "@cli._friendly\n"
+              "def work():\n"
+              "    class Dropper:\n"
+              "        def __del__(self):\n"
+              "            os.kill(os.getpid(), signal.SIGINT)\n"
+              "            for _ in range(10000): pass\n"
+              "    Dropper()\n"
+              "    print('finished')\n"
+              "work()\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          preexec_fn=_default_sigint)
+    assert "finished" in proc.stdout
+    assert proc.returncode == 130 and proc.stderr.strip() == "looper: interrupted"
+
 # -- data collection killed at random points -------------------------------------------------------
 
 # The collector with its timings replaced by a function of the candidate (the checks still run,

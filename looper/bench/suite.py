@@ -16,6 +16,7 @@ from typing import Callable
 
 from ..errors import LooperError, LooperUsageError
 from ..fileio import write_text
+from ..interrupts import raise_pending
 from ..target.host import cpu_id, load_average
 from ..runtime.peaks import limits_for_bench
 from . import native, peers
@@ -66,7 +67,7 @@ VARIANT_KEYS = ("evaluator", "model", "per_round")
 def parse_variant(text: str, base: TuneOptions) -> tuple[str, TuneOptions]:
     """`--variant NAME:KEY=VALUE,...` (keys: evaluator, model, per_round) -> (`looper-NAME`, the
     default's options with those changed), or a usage error."""
-    from ..tune import Evaluator, HybridOptions
+    from ..tune import Evaluator
     name, colon, spec = text.partition(":")
     if not colon or not name.replace("-", "").isalnum():
         raise LooperUsageError(f"--variant: expected NAME:KEY=VALUE,... (keys {', '.join(VARIANT_KEYS)}), got '{text}'")
@@ -160,6 +161,7 @@ def run_suite(cfg: BenchConfig, previous: list[KernelResult] | None = None, on_r
     todo = [(k, s) for s in cfg.sizes for k in cfg.kernels]
     results: list[KernelResult] = []
     for n, (k, s) in enumerate(todo):
+        raise_pending()  # an interrupt something swallowed during the last kernel
         missing = [m for m in cfg.inputs if (k, s, m) not in done]
         if missing:
             log(f"{k} [{s}]")

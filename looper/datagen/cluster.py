@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..interrupts import raise_pending
 from .collect import CollectConfig, DatasetWriter, collect_program
 
 
@@ -60,6 +61,7 @@ def run_collection(seeds: Iterable[int], cfg: CollectConfig, workers: int = 1,
         stats.seconds = time.perf_counter() - start
         if on_program:
             on_program(stats, len(todo))
+        raise_pending()  # the program's rows are whole: keep them, then stop (looper.interrupts)
 
     try:
         if scheduler:

@@ -11,6 +11,8 @@ import os
 import signal
 import subprocess
 
+from ..interrupts import raise_pending
+
 
 def run_tool(cmd: list[str], timeout: float | None, **kwargs) -> subprocess.CompletedProcess:
     """`subprocess.run(cmd, capture_output=True, text=True, ...)` whose timeout kills every process
@@ -26,6 +28,7 @@ def run_tool(cmd: list[str], timeout: float | None, **kwargs) -> subprocess.Comp
         except BaseException:  # an interrupt: the tool must not outlive looper either
             _kill_group(proc)
             raise
+    raise_pending()  # an interrupt dropped while the process started (looper.interrupts)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 

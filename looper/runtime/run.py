@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..interrupts import raise_pending
 from ..target.host import load_average
 from .measurements import Measurement
 from .ompenv import DEFAULT_ENV, OmpEnv
@@ -56,8 +57,10 @@ def run_binary(path: Path | str, variant: int = 0, repeats: int = 1, timeout: fl
                              capture_output=True, text=True,
                              timeout=timeout, env=env, check=False)
     except subprocess.TimeoutExpired as e:
+        raise_pending()
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
         return RunResult(-9, _times(out), out, "", timed_out=True)
+    raise_pending()  # an interrupt dropped while the process started (looper.interrupts)
     return RunResult(res.returncode, _times(res.stdout), res.stdout, res.stderr)
 
 

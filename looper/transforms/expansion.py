@@ -34,7 +34,7 @@ from ..ir.domain import LoopContext, access_relation
 from ..ir.extract import make_statement, rename_bound
 from ..ir.program import Access, Affine, Array, Assign, Load, Program, Statement, map_loads
 from ..ir.rows import statement_name
-from ..ir.schedule import Lowered, Row, original, own_nest_rows
+from ..ir.schedule import Lowered, original, own_nest_rows
 from ..poly.deps import Dependences
 from ..poly.privatize import value_flow
 from ..poly.relations import maps_of

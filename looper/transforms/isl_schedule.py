@@ -24,6 +24,7 @@ from typing import ClassVar, Iterator
 import islpy as isl
 
 from ..caching import memoized
+from ..interrupts import raise_pending
 from ..ir.program import Program
 from ..ir.schedule import Lowered, Row, original
 from ..poly.deps import Dependences, compute_dependences
@@ -104,6 +105,7 @@ def isl_variants(program: Program) -> tuple[tuple[StatementRows, ...] | None, ..
         recv, send = mp.Pipe(duplex=False)
         child = mp.Process(target=_child, args=(program, variant, send), daemon=True)
         child.start()
+        raise_pending()  # an interrupt the at-fork callbacks dropped (looper.interrupts)
         send.close()
         started.append((child, recv))
     deadline = time.monotonic() + BUDGET_SECONDS

@@ -4,12 +4,15 @@ block per set of sizes, entered at those sizes, with the original statements for
 file is compiled and run against the original at the tuned sizes and at another."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from looper.codegen.inplace import Version, inplace_source, inplace_versions_source
 from looper.lang.c.cfile import parse_c_file
 from looper.transforms import Interchange, Parallelize
 from looper.transforms.schedule import Schedule
 
 from helpers import SIZED_BY_DEFINES, run_sized
+
 
 def _at(src: Path, n: int):
     cfile = parse_c_file(src, (f"-DN={n}",))
