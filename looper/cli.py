@@ -18,10 +18,10 @@ def _friendly(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        interrupts.install()
         try:
-            result = fn(*args, **kwargs)
-            interrupts.raise_pending()  # one that something swallowed still ends the command with 130
+            with interrupts.remembered():
+                result = fn(*args, **kwargs)
+                interrupts.raise_pending()  # one that something swallowed still ends the command with 130
             return result
         except LooperError as e:
             click.echo(str(e), err=True)

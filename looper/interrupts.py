@@ -13,9 +13,11 @@ lost, only late.
 """
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
+from typing import Iterator
 
 _pending = False
 _python_hook = sys.__unraisablehook__
@@ -32,19 +34,29 @@ def _unraisable(info) -> None:
         _python_hook(info)
 
 
-def install() -> None:
-    """Remember every SIGINT from now on (in the main thread only, and only where SIGINT has
-    Python's usual handler: a shell that ignores it for a background job is obeyed)."""
+@contextlib.contextmanager
+def remembered() -> Iterator[None]:
+    """Remember every SIGINT inside the block (in the main thread only, and only where SIGINT has
+    Python's usual handler: a shell that ignores it for a background job is obeyed).  The handler
+    and hook before it are restored after it, and nothing is pending then: a program that called
+    a command in-process (a test, a notebook) goes on as before."""
     global _pending, _python_hook
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield  # SIGINT ignored, or an enclosing block remembers it already
+        return
     _pending = False
-    if threading.current_thread() is threading.main_thread() \
-            and signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _handler):
-        signal.signal(signal.SIGINT, _handler)
-        if sys.unraisablehook is not _unraisable:
-            _python_hook, sys.unraisablehook = sys.unraisablehook, _unraisable
+    handler, hook = signal.signal(signal.SIGINT, _handler), sys.unraisablehook
+    _python_hook, sys.unraisablehook = hook, _unraisable
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        sys.unraisablehook = hook
+        _pending = False
 
 
 def raise_pending() -> None:
-    """Raise `KeyboardInterrupt` if one arrived since `install()`, even if something swallowed it."""
+    """Raise `KeyboardInterrupt` if one arrived inside `remembered()`, even if something swallowed it."""
     if _pending:
         raise KeyboardInterrupt

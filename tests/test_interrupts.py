@@ -168,10 +168,10 @@ def interrupt_here():
         pass
 
 program = parse_file(sys.argv[1], "MINI")
-interrupts.install()
 os.register_at_fork(after_in_parent=interrupt_here)
 try:
-    isl_variants(program)
+    with interrupts.remembered():
+        isl_variants(program)
 except KeyboardInterrupt:
     sys.exit(130)
 sys.exit(0)
@@ -202,6 +202,16 @@ def test_the_cli_exits_130_when_an_interrupt_was_dropped(tmp_path):
                           preexec_fn=_default_sigint)
     assert "finished" in proc.stdout
     assert proc.returncode == 130 and proc.stderr.strip() == "looper: interrupted"
+
+
+def test_a_command_run_in_process_leaves_sigint_and_the_hook_as_they_were():
+    import sys as _sys
+    from looper import interrupts
+    handler, hook = signal.getsignal(signal.SIGINT), _sys.unraisablehook
+    with interrupts.remembered():
+        pass
+    assert signal.getsignal(signal.SIGINT) is handler and _sys.unraisablehook is hook
+    interrupts.raise_pending()  # nothing pending after the block
 
 # -- data collection killed at random points -------------------------------------------------------
 
