@@ -2,8 +2,9 @@
 
 Python raises `KeyboardInterrupt` wherever the SIGINT handler happens to run.  Where that is a
 callback whose exceptions Python prints and drops, the run goes on as if nothing had been asked:
-logging's at-fork lock release, which runs in looper after every `subprocess` start, swallowed a
-Ctrl-C in one of 25 interrupted `looper bench` runs (it then finished all 16 kernels and exited 0).
+logging's at-fork lock release, which runs in looper after every fork (isl's scheduler runs in
+forked children), swallowed a Ctrl-C in one of 25 interrupted `looper bench` runs (it then
+finished all 16 kernels and exited 0).
 `__del__` methods and weakref finalizers drop it the same way.
 
 The handler installed here also remembers the interrupt, and `raise_pending()` raises it again:
