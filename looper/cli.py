@@ -751,7 +751,8 @@ def bench_group() -> None:
 @click.option("--compare", default="", help="Peers: pluto,polly,graphite,isl (gcc -O3 is always run); openblas: the BLAS rate at a dense product's shapes, timed in the same rounds (a reference, not a peer).")
 @click.option("--input", "inputs", type=click.Choice(["scop", "native", "both"]), default="scop", show_default=True,
               help="What the peers compile: looper's #pragma scop C in looper's harness (scop), or PolyBench's "
-                   "own C with PolyBench's harness (native; looper and its original stay in looper's harness), "
+                   "own C with PolyBench's harness (native: looper optimizes that file in place, as polycc does; "
+                   "looper's own harness around the original is a diagnostic column, the harness effect), "
                    "or both, one table each.")
 @click.option("--polybench-c", default=None, type=click.Path(file_okay=False),
               help="PolyBench/C 4.2.1's source tree for --input native (default: $LOOPER_SHARED/polybench-c, "
