@@ -15,12 +15,13 @@ from ..poly.privatize import scalar_flows
 from ..ir.rows import row_of_iterator
 from ..ir.schedule import Lowered, original
 from .balance import cyclic_chunk
-from .cexpr import c_assign, c_name
+from .cexpr import c_access, c_assign, c_name, replaced_elements
 from .astwalk import annotation, calls, iterators, schedule_ast, statements
 from .islexpr import ATOM, _same, isl_expr, isl_c
 from .microkernel import KernelText, full_tiles, roles_of, uses_iterators
 from .private import PrivateSlice, last_name, own_name, private_slices, sliced_statement
 from .region import RegionPrinter
+from .scalars import Element, Reference, invariant_elements, references
 from .storage import own_slices, pointer_declarator
 
 PARALLEL_LOOP = "looper_parallel"  # annotation of a `for` node that may run in parallel
@@ -46,6 +47,11 @@ class KernelPrinter:
         self.printed: list[int] = []  # rows of the loops around the node being printed
         self.slices = private_slices(lowered)  # temporaries kept one slice per thread
         self.printed_statements: dict[str, Statement] = {}
+        # keep loop-invariant elements in locals (`codegen.scalars`), proved on `lowered`'s rows
+        # (so not for an AST built from another schedule), and not in the original schedule: it
+        # stands for the code as the user wrote it, which looper leaves as written when it
+        # answers it and times as the baseline of every measurement
+        self.scalars = lowered.identity != original(lowered.program).identity
 
     def ast(self) -> isl.AstNode:
         return schedule_ast(self.lowered)
@@ -125,10 +131,13 @@ class KernelPrinter:
         if any((s, row) in self.lowered.vector for s in stmts):
             pragmas.append(cgen.Pragma("omp simd"))  # isl proved it carries nothing (`Vectorize`)
         slices = [sl for sl in self.slices.values() if sl.row == row and sl.statements <= stmts] if parallel else []
+        vector = any((s, row) in self.lowered.vector for s in stmts)
+        kept = self.kept_elements(n, row, it) if self.scalars and not (parallel or vector) else []
         self.in_parallel += parallel
         self.printed.append(row)
         try:
-            body = cgen.Block([self.own_slice(sl, self.rename(it)) for sl in slices] + self.node(n.for_get_body()))
+            with replaced_elements({e.text: e.name for e in kept}):
+                body = cgen.Block([self.own_slice(sl, self.rename(it)) for sl in slices] + self.node(n.for_get_body()))
         finally:
             self.in_parallel -= parallel
             self.printed.pop()
@@ -141,8 +150,29 @@ class KernelPrinter:
         cond = isl_c(n.for_get_cond(), self.rename)
         if before is not None:
             cond = f"{cond} && {name} < ({before})"
+        if kept:  # `codegen.scalars`: loaded once the loop is known to run, stored after it
+            loads = [cgen.Line(f"{e.ctype} {e.name} = {e.text};") for e in kept]
+            stores = [cgen.Statement(f"{e.text} = {e.name}") for e in kept if e.written]
+            return [cgen.Statement(f"{name} = {init}"),
+                    cgen.If(cond, cgen.Block(loads + pragmas + [cgen.For("", cond, step, body)] + stores))]
         loop = pragmas + [cgen.For(f"{name} = {init}", cond, step, body)]
         return _team(slices, loop) if slices and not worksharing else loop
+
+    def kept_elements(self, n: isl.AstNode, row: int, it: str) -> list[Element]:
+        """The elements this loop may keep in local variables (`codegen.scalars`): only for an
+        innermost loop whose body is statement calls."""
+        calls_ = _body_calls(n.for_get_body())
+        if not calls_:
+            return []
+        refs: list[Reference] = []
+        for call in calls_:
+            name = call.get_op_arg(0).get_id().get_name()
+            st = self.statement(name)
+            env = dict(zip(st.iterators, _call_args(call, st, self.rename)))
+            refs += references(st, name, lambda ld: c_access(ld, env))
+        skip = frozenset(sl.array for sl in self.slices.values())
+        return invariant_elements(self.lowered, row, self.rename(it), refs, skip,
+                                  lambda k: self.rename(f"{it}_{k}"))
 
     def parallel_pragma(self, n: isl.AstNode, row: int, stmts: set[str], worksharing: bool, team: bool,
                         balance: bool) -> cgen.Pragma:
@@ -222,6 +252,20 @@ class KernelPrinter:
         return cgen.Statement(c_assign(st.body, env))
 
 
+def _body_calls(body: isl.AstNode) -> list[isl.AstExpr]:
+    """The statement calls of a loop body made of calls alone (a call or a block of them), else []."""
+    t = body.get_type()
+    if t == isl.ast_node_type.user:
+        return [body.user_get_expr()]
+    if t != isl.ast_node_type.block:
+        return []
+    children = body.block_get_children()
+    nodes = [children.get_at(k) for k in range(children.n_ast_node())]
+    if not all(c.get_type() == isl.ast_node_type.user for c in nodes):
+        return []
+    return [c.user_get_expr() for c in nodes]
+
+
 def _team(slices: list[PrivateSlice], loop: list[cgen.Generable]) -> list[cgen.Generable]:
     """A parallel loop (printed `omp for ... nowait`) in a team of its own, each thread
     allocating its slices of the loop's temporaries once (`codegen.private`)."""
@@ -260,6 +304,7 @@ def kernel_body_from_ast(program: Program, ast: isl.AstNode) -> tuple[list[cgen.
     """Print an AST that isl built from a schedule tree (`for` nodes annotated `PARALLEL_LOOP` get
     `omp parallel for`, unless inside another parallel loop); used for isl's scheduler as a peer."""
     p = KernelPrinter(original(program))
+    p.scalars = False  # the AST's rows are isl's schedule's, not the printer's
     body = p.node(ast)
     return body, sorted(p.iterators, key=row_of_iterator)
 

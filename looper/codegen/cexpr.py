@@ -31,6 +31,19 @@ _ATOM = 9
 
 
 _VERBATIM: contextvars.ContextVar = contextvars.ContextVar("looper_verbatim_names", default=None)
+# array elements printed as the local variable that holds them (`codegen.scalars`): C text -> name
+_REPLACED: contextvars.ContextVar = contextvars.ContextVar("looper_replaced_elements", default=None)
+
+
+@contextlib.contextmanager
+def replaced_elements(names: dict[str, str]):
+    """Within this block `c_access` prints an element whose C text is a key of `names` as the
+    local variable named by its value (`codegen.scalars`); an empty dict changes nothing."""
+    token = _REPLACED.set({**(_REPLACED.get() or {}), **names} if names else _REPLACED.get())
+    try:
+        yield
+    finally:
+        _REPLACED.reset(token)
 
 
 @contextlib.contextmanager
@@ -74,8 +87,11 @@ def c_access(load: Load, env: dict[str, str]) -> str:
     verbatim = _VERBATIM.get()
     strides = verbatim[1].get(load.array) if verbatim is not None else None
     if strides is not None:
-        return _c_flat_access(load, strides, env)
-    return c_name(load.array) + "".join(f"[{c_affine(i, env)}]" for i in load.index)
+        text = _c_flat_access(load, strides, env)
+    else:
+        text = c_name(load.array) + "".join(f"[{c_affine(i, env)}]" for i in load.index)
+    replaced = _REPLACED.get()
+    return replaced.get(text, text) if replaced else text
 
 
 def _c_flat_access(load: Load, strides: tuple[int, ...], env: dict[str, str]) -> str:
@@ -163,4 +179,4 @@ def c_bound(b: Bound, env: dict[str, str] | None = None) -> str:
     return b.render(env or {})
 
 
-__all__ = ["c_name", "verbatim_names", "c_expr", "c_assign", "c_access", "c_bound", "c_const", "MinMax"]
+__all__ = ["c_name", "verbatim_names", "replaced_elements", "c_expr", "c_assign", "c_access", "c_bound", "c_const", "MinMax"]

@@ -103,8 +103,9 @@ def row_of_iterator(name: str) -> int:
 
 
 def is_iterator_name(name: str) -> bool:
-    """Whether `name` has the form of an AST iterator (a user name that would clash with one)."""
-    return name[:1] == "c" and name[1:].isdigit()
+    """Whether `name` has the form of an AST iterator, or of a local variable holding an element
+    for loop `cK` (`cK_J`, `codegen.scalars`): a user name that would clash with one."""
+    return name[:1] == "c" and all(part.isdigit() for part in name[1:].split("_", 1))
 
 
 class LoopRef(NamedTuple):
