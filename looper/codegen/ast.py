@@ -169,7 +169,7 @@ class KernelPrinter:
             name = call.get_op_arg(0).get_id().get_name()
             st = self.statement(name)
             env = dict(zip(st.iterators, _call_args(call, st, self.rename)))
-            refs += references(st, name, lambda ld: c_access(ld, env))
+            refs += references(st, name, lambda ld, env=env: c_access(ld, env))
         skip = frozenset(sl.array for sl in self.slices.values())
         return invariant_elements(self.lowered, row, self.rename(it), refs, skip,
                                   lambda k: self.rename(f"{it}_{k}"))
