@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Sequence
@@ -208,3 +209,17 @@ def doitgen_c(sum_parameter: bool = False) -> str:
                                "void doitgen(double A[NR][NQ][NP], double C4[NP][NP], double sum[NP])\n{")
             .replace("static double A[NR][NQ][NP], C4[NP][NP];", "static double A[NR][NQ][NP], C4[NP][NP], sum[NP];")
             .replace("doitgen(A, C4);", "doitgen(A, C4, sum);\n  for (int p = 0; p < NP; p++) printf(\"%.17g\\n\", sum[p]);"))
+
+
+def innermost_bodies(c: str) -> list[str]:
+    """The body of every innermost `for` of printed C (loops without a loop inside)."""
+    out = []
+    for m in re.finditer(r"for \([^)]*\)\s*\{", c):
+        depth, k = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(c[k], 0)
+            k += 1
+        body = c[m.end():k - 1]
+        if "for (" not in body:
+            out.append(body.strip())
+    return out

@@ -128,10 +128,10 @@ class KernelPrinter:
         factor = max((self.lowered.unroll_factor(s, row) for s in stmts), default=0)
         if factor > 1 and not parallel:  # gcc accepts no unroll pragma on an OpenMP loop
             pragmas.append(cgen.Pragma(f"GCC unroll {factor}"))
-        if any((s, row) in self.lowered.vector for s in stmts):
+        vector = any((s, row) in self.lowered.vector for s in stmts)
+        if vector:
             pragmas.append(cgen.Pragma("omp simd"))  # isl proved it carries nothing (`Vectorize`)
         slices = [sl for sl in self.slices.values() if sl.row == row and sl.statements <= stmts] if parallel else []
-        vector = any((s, row) in self.lowered.vector for s in stmts)
         kept = self.kept_elements(n, row, it) if self.scalars and not (parallel or vector) else []
         self.in_parallel += parallel
         self.printed.append(row)

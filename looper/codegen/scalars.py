@@ -26,10 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import islpy as isl
-
 from ..ir.program import Access, Load, Statement, walk
 from ..ir.schedule import Lowered
+from ..poly.promotion import elements_meet
 
 
 @dataclass(frozen=True)
@@ -91,29 +90,14 @@ def invariant_elements(lowered: Lowered, row: int, iterator: str, refs: list[Ref
 def _meet(lowered: Lowered, row: int, a: Reference, b: Reference) -> bool:
     """Whether `a` and `b` may reach the same element at the same values of the loops outside
     schedule row `row` (True when either cannot be found among its statement's accesses)."""
-    ra, rb = _relation(lowered, a), _relation(lowered, b)
-    if ra is None or rb is None:
-        return True
-    same_element = ra.apply_range(rb.reverse())  # a's instance -> b's instances on its element
-    same_outer = _outer(lowered, a.statement, row).apply_range(_outer(lowered, b.statement, row).reverse())
-    return not same_element.intersect(same_outer).is_empty()
+    xa, xb = _access(lowered, a), _access(lowered, b)
+    return xa is None or xb is None or elements_meet(lowered, (a.statement, xa), (b.statement, xb), row)
 
 
-def _relation(lowered: Lowered, ref: Reference) -> isl.Map | None:
+def _access(lowered: Lowered, ref: Reference) -> Access | None:
     st = lowered.program.statement(ref.statement)
-    found = [acc for acc in st.accesses if _same_reference(acc, ref.load)]
-    return found[0].relation.intersect_domain(st.domain) if found else None
-
-
-def _same_reference(acc: Access, load: Load) -> bool:
-    return acc.array == load.array and tuple(acc.index) == tuple(load.index)
-
-
-def _outer(lowered: Lowered, stmt: str, row: int) -> isl.Map:
-    """{ stmt[instance] -> [schedule dims 0 .. row-1] }: the values of the loops outside `row`."""
-    full = lowered.instance_map(stmt)
-    n = full.dim(isl.dim_type.out)
-    return full.project_out(isl.dim_type.out, row, n - row)
+    return next((acc for acc in st.accesses
+                 if acc.array == ref.load.array and tuple(acc.index) == tuple(ref.load.index)), None)
 
 
 __all__ = ["Reference", "Element", "references", "invariant_elements"]

@@ -21,7 +21,7 @@ from ..ir.program import Access
 from ..ir.schedule import Lowered, original
 
 
-def _tile_prefix(lowered: Lowered, stmt: str, depth: int) -> isl.Map:
+def tile_prefix(lowered: Lowered, stmt: str, depth: int) -> isl.Map:
     """{ stmt[instance] -> [schedule dims 0 .. depth-1] }: which tile an instance belongs to."""
     full = lowered.instance_map(stmt)
     n = full.dim(isl.dim_type.out)
@@ -32,7 +32,7 @@ def promotion_conflict(lowered: Lowered, stmt: str, target: Access, tile_depth: 
     """Why `target` (the write of `stmt`) cannot be kept in registers across schedule dimensions
     `tile_depth` and beyond, or None when it can (see the module docstring)."""
     st = lowered.program.statement(stmt)
-    prefix = _tile_prefix(lowered, stmt, tile_depth)
+    prefix = tile_prefix(lowered, stmt, tile_depth)
     same_tile = prefix.apply_range(prefix.reverse())  # instance -> instances of its tile
     when = original(lowered.program).instance_map(stmt)
     before = when.lex_lt_map(when)  # instance -> the instances after it in program order
@@ -46,3 +46,15 @@ def promotion_conflict(lowered: Lowered, stmt: str, target: Access, tile_depth: 
             return (f"another reference reads {target.array} elements the register tile keeps in registers "
                     "after they were updated")
     return None
+
+
+def elements_meet(lowered: Lowered, a: tuple[str, Access], b: tuple[str, Access], depth: int) -> bool:
+    """Whether access `a` of its statement and `b` of its own may reach the same element at the
+    same values of schedule dimensions 0 .. `depth`-1 (the loops around a loop at row `depth`):
+    what keeping `a`'s element in a local across that loop must rule out (`codegen.scalars`)."""
+    (sa, xa), (sb, xb) = a, b
+    ra = xa.relation.intersect_domain(lowered.program.statement(sa).domain)
+    rb = xb.relation.intersect_domain(lowered.program.statement(sb).domain)
+    same_element = ra.apply_range(rb.reverse())  # a's instance -> b's instances on its element
+    same_outer = tile_prefix(lowered, sa, depth).apply_range(tile_prefix(lowered, sb, depth).reverse())
+    return not same_element.intersect(same_outer).is_empty()

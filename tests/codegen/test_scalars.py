@@ -13,7 +13,7 @@ from looper.lang.c.cfile import parse_c_file
 from looper.transforms import Unroll
 from looper.transforms.schedule import Schedule
 
-from helpers import run_sized
+from helpers import innermost_bodies, run_sized
 
 # gesummv as PolyBench writes it: two reductions into y[i] and tmp[i] over j, arrays by pointer
 GESUMMV = r"""
@@ -128,16 +128,7 @@ def _rewritten(text: str, tmp: Path, n: int, inner: tuple[str, ...] | None) -> t
 
 def _innermost_bodies(text: str) -> list[str]:
     """The bodies of the innermost loops of the tuned block (the `else` branch is the original)."""
-    c = text[:text.index("} else {")]
-    out = []
-    for m in re.finditer(r"for \([^)]*\)\s*\{", c):
-        depth, k = 1, m.end()
-        while depth:
-            depth += {"{": 1, "}": -1}.get(c[k], 0)
-            k += 1
-        if "for (" not in c[m.end():k - 1]:
-            out.append(c[m.end():k - 1])
-    return out
+    return innermost_bodies(text[:text.index("} else {")])
 
 
 def _same_output(src: Path, text: str, tmp: Path, n: int) -> None:

@@ -18,7 +18,7 @@ from looper.transforms.registry import CandidateContext
 from looper.transforms.schedule import Schedule
 from looper.transforms.time_tiling import TimeTile
 
-from helpers import differential, target_for
+from helpers import differential, innermost_bodies, target_for
 
 
 def _cholesky_wavefront(size: str) -> Schedule:
@@ -38,29 +38,15 @@ def _default_ast_c(lowered) -> str:
     return isl.AstBuild.from_context(isl.Set("{ : }")).node_from_schedule_map(sched).to_C_str()
 
 
-def _innermost_bodies(c: str) -> list[str]:
-    """The body of every innermost `for` of printed C (loops without a loop inside)."""
-    out = []
-    for m in re.finditer(r"for \([^)]*\)\s*\{", c):
-        depth, k = 1, m.end()
-        while depth:
-            depth += {"{": 1, "}": -1}.get(c[k], 0)
-            k += 1
-        body = c[m.end():k - 1]
-        if "for (" not in body:
-            out.append(body.strip())
-    return out
-
-
 def test_a_full_tile_runs_its_reduction_without_a_guard(tmp_path):
     s = _cholesky_wavefront("SMALL")
     c = str(kernel_function(s.lowered, "k"))
     # the updated element is kept in a local inside the loop (`codegen.scalars`)
     reduction = re.compile(r"^(A\[c\d+\]\[c\d+\]|c\d+_\d+) -= A\[c\d+\]\[c\d+\] \* A\[c\d+\]\[c\d+\];$")
-    assert any(reduction.match(b) for b in _innermost_bodies(c)), c
+    assert any(reduction.match(b) for b in innermost_bodies(c)), c
     # isl's default keeps the division's guard inside that loop (what ran 2.6x slower at LARGE)
     default = _default_ast_c(s.lowered)
-    assert not any(reduction.match(b) for b in _innermost_bodies(default))
+    assert not any(reduction.match(b) for b in innermost_bodies(default))
     assert c.count("#pragma omp parallel for") == 1  # the wavefront's tile loop, not split
     assert differential(s.program, [s], tmp_path) == []
 
