@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -276,6 +277,15 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 @click.option("--no-speed-guard", is_flag=True,
               help="With the model evaluator: do not time the answer against the original (done when one "
                    "run of the original takes under a second; a slower answer is never written).")
+@click.option("--link", multiple=True, metavar="FILE",
+              help="C input: another source, object or library (-lNAME) your program is built with.  "
+                   "The answer is judged against the original in your own program, built and run as "
+                   "you do (default: the .c beside each header the file includes, when it does not "
+                   "link alone).")
+@click.option("--judge-in", "judge_in", type=click.Choice(["program", "harness"]), default="program",
+              show_default=True,
+              help="C input: time the finalists against the original in your own program (its main, "
+                   "as you run it) or in looper's harness (a diagnostic; Python input always uses it).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @sizes_option
 @record_option
@@ -283,8 +293,8 @@ def run_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tup
 def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes: tuple[str, ...],
                  verify_top: int | None, repeat: int | None, output: str | None, emit: str, json_out: str | None,
                  explain: bool, omp_env: str, bake_omp_env: bool, cc: str, cflags: str, no_verify: bool,
-                 no_speed_guard: bool, quiet: bool, sizes: str | None = None, record: str | None = None,
-                 **search) -> None:
+                 no_speed_guard: bool, link: tuple[str, ...], judge_in: str, quiet: bool,
+                 sizes: str | None = None, record: str | None = None, **search) -> None:
     """Search for a fast transformation sequence for FILE and emit it as OpenMP C.
 
     Beam search over fusion/distribution, interchange/reversal/skew, parallelization, tiling and
@@ -305,8 +315,13 @@ def optimize_cmd(file: str, size: str | None, defines: tuple[str, ...], includes
     if c_input and emit == "function":
         raise LooperUsageError("--emit function takes a Python program; a C file's scops are rewritten "
                                "in place (-o FILE.looper.c)", file)
+    for x in link:
+        if not x.startswith("-") and not os.path.isfile(x):
+            raise LooperUsageError(f"--link {x}: no such file")
     options, target = tune_options(search, cc, cflags, repeats=repeat, explain=explain, omp_env=env,
                                    report_environment=True, verify=not no_verify, speed_guard=not no_speed_guard,
+                                   link=tuple(os.path.abspath(x) if not x.startswith("-") else x for x in link),
+                                   judge_in=judge_in,
                                    hybrid=HybridOptions(per_round=verify_top) if verify_top else HybridOptions())
     specs = _size_specs(file, size, sizes, c_input, emit)
     if len(specs) > 1:

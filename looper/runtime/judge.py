@@ -73,6 +73,7 @@ class Judgement:
     worst_ratio: float = WORST_RATIO
     first_region: float = 0.0  # the answer starts a thread team that costs this much on average
     significance: float = SIGNIFICANCE  # `SECOND_LOOK` for runs pooled over a second look
+    where: str = ""  # where the runs ran: `in your program (f.c with g.c)`, `in looper's harness`
 
     @property
     def speedup(self) -> float:
@@ -125,7 +126,8 @@ class Judgement:
         expected = expected_mean(a, self.first_region)
         team = (f", {_ms(expected)} expected with its team's start ({_ms(self.first_region)} on average here)"
                 if expected > statistics.fmean(a) else "")
-        return (f"{self.speedup:.2f}x the original (mean of {len(a)} fresh runs each: {_ms(statistics.fmean(a))} "
+        where = f" {self.where}" if self.where else ""
+        return (f"{self.speedup:.2f}x the original (mean of {len(a)} fresh runs each{where}: {_ms(statistics.fmean(a))} "
                 f"against {_ms(statistics.fmean(o))}{team}; the answer's runs {_ms(min(a))}-{_ms(max(a))}, "
                 f"the original's {_ms(min(o))}-{_ms(max(o))})")
 
@@ -134,7 +136,7 @@ class Judgement:
                 "answer_times": list(self.answer), "original_mean": statistics.fmean(self.original),
                 "answer_mean": statistics.fmean(self.answer), "worst_over_original_median": self.worst,
                 "p_faster": self.p_value,
-                "first_region": self.first_region, "significance": self.significance}
+                "first_region": self.first_region, "significance": self.significance, "where": self.where}
 
 
 def _ms(seconds: float) -> str:

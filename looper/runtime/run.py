@@ -184,11 +184,14 @@ def time_interleaved(runs: Sequence[tuple], rounds: int, threads: int | None = N
 
 
 def time_as_run(runs: Sequence[tuple], rounds: int, threads: int | None = None,
-                timeout: float | Limit | None = None, omp_env: OmpEnv = DEFAULT_ENV) -> list[Interleaved]:
+                timeout: float | Limit | None = None, omp_env: OmpEnv = DEFAULT_ENV,
+                run_one: Callable[[tuple, float | None], RunResult] | None = None) -> list[Interleaved]:
     """Time several (binary, variant[, OmpEnv]) runs as users run them (`AS_RUN`): each round runs
     every pair once, in alternating order, each run a fresh process whose one call is timed cold.
     One time per round and pair; a pair whose run fails or times out keeps that run and sits out
-    the later rounds.  Interleaving shares this machine's drift among the pairs."""
+    the later rounds.  Interleaving shares this machine's drift among the pairs.  `run_one(pair,
+    limit)`: how a pair runs, when it is not looper's harness (the user's own program,
+    `runtime.userprogram`)."""
     out = [Interleaved() for _ in runs]
     for r in range(rounds):
         order = list(range(len(runs)))
@@ -197,8 +200,9 @@ def time_as_run(runs: Sequence[tuple], rounds: int, threads: int | None = None,
                 continue
             limit = timeout(k, 1, out) if callable(timeout) else timeout
             path, variant, *env = runs[k]
-            res = run_binary(path, variant, 1, timeout=limit, threads=threads,
-                             omp_env=env[0] if env else omp_env, cold=True)
+            res = run_one(runs[k], limit) if run_one is not None else \
+                run_binary(path, variant, 1, timeout=limit, threads=threads, omp_env=env[0] if env else omp_env,
+                           cold=True)
             if not res.ok or not res.times:
                 out[k].failure, out[k].limit = res, limit
                 continue

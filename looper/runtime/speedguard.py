@@ -6,7 +6,9 @@ of the original at the requested size is short (`GUARD_SECONDS`), timing both co
 answer and the original run as users run them, interleaved, each run a fresh process timing one
 cold call (`runtime.run.time_as_run`), in the user's OpenMP environment, with the user's compiler
 and flags, and are judged by their means (`runtime.judge`).  A longer original is not timed (the
-probe says so; the hybrid search measures its candidates at any size).
+probe says so; the hybrid search measures its candidates at any size).  Where the input is a C
+file with a `main`, both run in that program, as the user runs it (`runtime.userprogram`; in
+looper's harness when it cannot time the region, and the report says why).
 
 Every run has a time limit: the probe `PROBE_LIMIT`, the timed runs `TimeLimits.process` of the
 original's time (an answer more than a few times slower is cut off: slower, whatever its time).
@@ -26,6 +28,7 @@ from .limits import TimeLimits
 from .ompenv import DEFAULT_ENV, OmpEnv
 from .judge import Judgement
 from .run import AS_RUN, Protocol, run_binary, time_as_run
+from .userprogram import UserTimer
 from .verify import Toolchain
 
 GUARD_SECONDS = 1.0  # the original's kernel time (one run) under which answers are timed
@@ -66,8 +69,9 @@ class SpeedGuard:
 
     def __init__(self, program: Program, toolchain: Toolchain, threads: int | None,
                  omp_env: OmpEnv = DEFAULT_ENV, rounds: int | None = None, guard_seconds: float = GUARD_SECONDS,
-                 protocol: Protocol = AS_RUN):
+                 protocol: Protocol = AS_RUN, user: UserTimer | None = None):
         self.program = program
+        self.user = user  # the user's own program, where answers are timed when it can
         self.builder = ProgramBuilder(program, toolchain.cflags, cc=toolchain.cc)
         self.threads = threads
         self.omp_env = omp_env
@@ -92,6 +96,8 @@ class SpeedGuard:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+        if self.user is not None:
+            self.user.close()
 
     def _binary(self, lowered: Lowered) -> Binary:
         if self._pending is not None and self._pending[0] == lowered.identity:
@@ -102,6 +108,8 @@ class SpeedGuard:
         """`lowered` and the original timed interleaved (after a probe of the original, once)."""
         if ProgramBuilder.code(lowered) == ProgramBuilder.code(original(self.program)):
             return GuardResult(False, detail="not timed: the answer prints the original's code")
+        if self.user is not None and self.user.ready(PROBE_LIMIT):
+            return self._in_program(lowered)
         try:
             binary = self._binary(lowered)
         except CompileError as e:
@@ -114,12 +122,19 @@ class SpeedGuard:
         limit = self.limits.process(2, self.baseline)
         timed = time_as_run([(binary.path, 0), (binary.path, 1)], rounds, threads=self.threads,
                             timeout=limit, omp_env=self.omp_env)
-        if not timed[0].ok:
-            return GuardResult(False, detail=f"the original's timed run failed "
-                                             f"({timed[0].failure.describe_failure()}): not compared")
-        if not timed[1].ok:
-            return GuardResult(True, None, f"over {limit:.1f} s a process")
-        return GuardResult(True, Judgement(tuple(timed[0].times), tuple(timed[1].times)))
+        where = "in looper's harness" + (f" (not in your program: {self.user.skipped})" if self.user else "")
+        return _result(timed, limit, where)
+
+    def _in_program(self, lowered: Lowered) -> GuardResult:
+        """`lowered` and the original timed in the user's program (`runtime.userprogram`)."""
+        assert self.user is not None and self.user.seconds is not None
+        if self.user.seconds > self.guard_seconds:
+            return GuardResult(False, detail=f"not timed: the region takes {self.user.seconds:.2f} s in your program "
+                                             f"(over {self.guard_seconds:g} s)")
+        timed = self.user.time([None, lowered], self.rounds)
+        if timed is None:  # the answer did not build there: `skipped` says why, the harness times it
+            return self.time(lowered)
+        return _result(timed, self.user.limits.process(1, self.user.seconds), self.user.describe())
 
     def _probe(self, binary) -> None:
         """One run of the original: its time decides whether answers are timed at all."""
@@ -136,3 +151,13 @@ class SpeedGuard:
         else:
             self.baseline = max(res.times[0], 1e-6)
             self.limits.overhead = max(0.0, wall - res.times[0])
+
+
+def _result(timed: list, limit: float, where: str) -> GuardResult:
+    """The original's and the answer's interleaved runs judged (or why they could not be)."""
+    if not timed[0].ok:
+        return GuardResult(False, detail=f"the original's timed run failed "
+                                         f"({timed[0].failure.describe_failure()}): not compared")
+    if not timed[1].ok:
+        return GuardResult(True, None, f"over {limit:.1f} s a process")
+    return GuardResult(True, Judgement(tuple(timed[0].times), tuple(timed[1].times), where=where))

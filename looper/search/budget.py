@@ -505,7 +505,8 @@ def distinct_best(measured: list[Candidate], n: int) -> list[Candidate]:
 
 
 def confirmation_note(original: Sequence[float] | None, finalists: list[Candidate],
-                      timed: Sequence[tuple[float | None, Sequence[float] | None]], answer: Schedule) -> str:
+                      timed: Sequence[tuple[float | None, Sequence[float] | None]], answer: Schedule,
+                      where: str = "") -> str:
     """What the confirmation timed at the program's sizes, for the report: each finalist's family,
     mean and range of runs, and which one was written.  The stand-in's rounds rank candidates of
     milliseconds on a noisy machine; when the answer is not the one they ranked first, this line
@@ -518,7 +519,7 @@ def confirmation_note(original: Sequence[float] | None, finalists: list[Candidat
         mark = " <- answer" if c.schedule is answer else ""
         parts.append(f"{c.family} {runs(ts) if sp and ts else 'failed'}{mark}")
     n = len(original or ())
-    head = f"confirmed at the program's sizes, {n} interleaved fresh runs each: "
+    head = f"confirmed at the program's sizes, {n} interleaved fresh runs each{' ' + where if where else ''}: "
     return head + "; ".join(parts) + (f"; original {runs(original)}" if original else "; original failed")
 
 
@@ -548,7 +549,7 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
             break
         if report.judgement is None and original:
             report.judgement = judged
-    report.notes.append(confirmation_note(original, finalists, timed, best_s))
+    report.notes.append(confirmation_note(original, finalists, timed, best_s, evaluator.judged_in))
     return best_s, best_sc
 
 

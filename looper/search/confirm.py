@@ -46,7 +46,7 @@ def judge(program: Program, schedule: Schedule, original: list[float], times: li
     """`schedule`'s runs judged against the original's from the same rounds, with a second look
     (`Judgement.second_look`: both timed together again as often) when its win is within the
     noise.  Returns the judgement and whether the second look was taken."""
-    judged = Judgement(tuple(original), tuple(times), first_region=first_region)
+    judged = Judgement(tuple(original), tuple(times), first_region=first_region, where=evaluator.judged_in)
     if not judged.within_noise:
         return judged, False
     again, [(_, more)] = evaluator.time_together(program, [schedule])

@@ -14,11 +14,13 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ..codegen.harness import HARNESS_VERSION
+from ..codegen.inplace import answer_code
 from ..ir.program import Program
 from ..runtime.builder import ProgramBuilder
 from ..runtime.compile import OPT_FLAGS, CompileError
@@ -30,6 +32,7 @@ from ..runtime.ompenv import DEFAULT_ENV, TUNED_ENV, OmpEnv
 from ..runtime.reference import Reference
 from ..runtime.run import AS_RUN, Protocol, Runner, runs_per_process
 from ..runtime.status import Status
+from ..runtime.userprogram import PROBE_LIMIT, UserTimer
 from ..transforms.schedule import Schedule
 from .restraint import team_cost
 from .scoring import Score
@@ -71,6 +74,9 @@ class ExecutionEvaluator:
         self.measured = 0  # candidates actually run (memo misses)
         # replay an earlier search from the memo alone: a miss is "unmeasured", nothing is run
         self.memo_only = memo_only
+        # where `time_together` judges (`runtime.userprogram`): the user's own program, when the
+        # input is a C file that has one; None (or when it cannot time the region): this harness
+        self.user: UserTimer | None = None
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -82,6 +88,8 @@ class ExecutionEvaluator:
 
     def close(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.user is not None:
+            self.user.close()
 
     def __del__(self):  # pragma: no cover - best effort
         try:
@@ -256,7 +264,17 @@ class ExecutionEvaluator:
 
         Schedules that print the same C (the original among them) are built and timed once and
         share those times: two copies of one function at different addresses time differently
-        (floyd-warshall MEDIUM: up to 1.3x, from code alignment alone)."""
+        (floyd-warshall MEDIUM: up to 1.3x, from code alignment alone).
+
+        They are timed in the user's own program when the evaluator has one (`user`), as long as
+        it can time the region (its `skipped` says why not), else in this harness."""
+        if self.user is not None and program is self.program:
+            theirs = self.user.time([None] + [answer_code(s) for s in schedules], rounds,
+                                     PROBE_LIMIT + 20 * (self.baseline or 5.0))
+            if theirs is not None:
+                own = [t.times if t.ok else None for t in theirs]
+                original = statistics.fmean(own[0]) if own[0] else None
+                return own[0], [(speedup_over(original, statistics.fmean(t) if t else None), t) for t in own[1:]]
         if self.limits.overhead is None:  # every check was answered by the memo: run the original once
             self._ensure_baseline(True, self.repeats, self.store)
         lowered = [Schedule(program).lowered] + [s.lowered for s in schedules]
@@ -274,6 +292,13 @@ class ExecutionEvaluator:
         summary = self.protocol.summary
         original = summary(times[0]) if times[0] else None
         return times[0], [(speedup_over(original, summary(t) if t else None), t) for t in times[1:]]
+
+    @property
+    def judged_in(self) -> str:
+        """Where `time_together` ran its last runs, for reports."""
+        if self.user is not None and self.user.seconds is not None and self.user.skipped is None:
+            return self.user.describe()
+        return "in looper's harness"
 
     def compare_environments(self, program: Program, schedule: Schedule, envs: Sequence[OmpEnv],
                              rounds: int | None = None) -> dict[OmpEnv, tuple[list[float], list[float]]]:

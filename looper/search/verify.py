@@ -30,6 +30,7 @@ from ..poly.deps import Dependences, compute_dependences
 from ..poly.legality import replay
 from ..runtime.ompenv import DEFAULT_ENV, OmpEnv
 from ..runtime.speedguard import GuardResult, SpeedGuard
+from ..runtime.userprogram import UserProgram, UserTimer
 from ..runtime.status import Status
 from ..runtime.verify import OutputCheck, Toolchain, Unverifiable, Verdict, verify_threads
 from ..transforms.schedule import Schedule
@@ -50,6 +51,7 @@ class VerifyOptions:
     speed_guard: bool = True
     max_alternatives: int = 5  # candidates tried after the answer, before the original
     max_timed: int = 3  # candidates the speed guard times before it settles for the original
+    user: UserProgram | None = None  # the user's own program, where the guard times answers
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,9 @@ class _Session:
         self.check = check
         self.checkers: dict[int, OutputCheck] = {}
         self.small_deps: Dependences | None = None
-        self.guard = SpeedGuard(program, options.toolchain, options.threads, options.omp_env) if guard else None
+        user = UserTimer(options.user, options.threads, options.omp_env) if options.user is not None else None
+        self.guard = SpeedGuard(program, options.toolchain, options.threads, options.omp_env, user=user) \
+            if guard else None
         self.timed = 0
 
     def close(self) -> None:

@@ -96,6 +96,10 @@ class TuneOptions:
     max_alternatives: int = 5  # candidates tried after a refused answer, before the original
     max_timed: int = 3  # candidates the speed guard times before it settles for the original
     report_environment: bool = False  # also time the answer in the other OpenMP environment
+    # where the judgements that decide what is written time their runs, for a C file's scop:
+    # "program", the user's own program (`runtime.userprogram`), or "harness", looper's
+    judge_in: str = "program"
+    link: tuple[str, ...] = ()  # that program's other sources, objects and libraries (`--link`)
 
     def with_(self, **changes) -> "TuneOptions":
         """A copy with some fields changed."""

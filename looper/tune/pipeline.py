@@ -29,6 +29,7 @@ from ..lang.resize import Origin, Resized
 from ..poly.deps import Dependences, compute_dependences, dependences_of
 from ..runtime.measurements import MeasurementStore
 from ..runtime.ompenv import OmpEnv
+from ..runtime.userprogram import UserProgram, UserTimer
 from ..runtime.verify import Toolchain
 from ..search.beam import beam_search
 from ..search.scoring import SearchResult
@@ -93,6 +94,9 @@ class Search:
                                                               first_region=self.first_region, grow=grow,
                                                               follow=h.follow, stand_in=on)
                 self.notes.extend(self.budget.notes)
+            user = self.measure.user if self.measure is not None else None
+            if user is not None and user.skipped is not None:
+                self.notes.append(f"the finalists were timed in looper's harness, not in your program: {user.skipped}")
             return result
         finally:
             if not keep_open:
@@ -173,6 +177,7 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
         if store is None and options.memo:
             store = MeasurementStore(options.db)
         measure = _measuring(program, options, target, store, progress)
+        measure.user = user_timer(options, target, origin)
     made, proxy_measure = _stand_in(program, options, kind, target, store, progress, notes, origin, measure)
     first_region = team_start(target)
 
@@ -229,10 +234,24 @@ def _stand_in(program: Program, options: TuneOptions, kind: Evaluator, target: T
     return made, _measuring(made.program, options, target, store, progress)
 
 
-def verify_options(options: TuneOptions, target: Target) -> VerifyOptions:
+def verify_options(options: TuneOptions, target: Target, origin: Origin = Origin()) -> VerifyOptions:
     """How `options` ask the answer to be checked, with the target's compiler and threads."""
     return VerifyOptions(Toolchain(target.cc, tuple(target.cflags)), target.threads, options.omp_env, options.verify,
-                         options.speed_guard, options.max_alternatives, options.max_timed)
+                         options.speed_guard, options.max_alternatives, options.max_timed,
+                         user=user_program(options, target, origin))
+
+
+def user_program(options: TuneOptions, target: Target, origin: Origin) -> UserProgram | None:
+    """The user's own program around a C file's scop, where judgements time their runs (None:
+    a Python program, `judge_in="harness"`, or runs timed warm)."""
+    if origin.cfile is None or options.judge_in != "program" or not options.protocol.cold:
+        return None
+    return UserProgram(origin.cfile, origin.index, target.cc, tuple(target.cflags), tuple(options.link))
+
+
+def user_timer(options: TuneOptions, target: Target, origin: Origin) -> UserTimer | None:
+    user = user_program(options, target, origin)
+    return UserTimer(user, target.threads, options.omp_env, options.protocol) if user is not None else None
 
 
 def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
@@ -251,7 +270,7 @@ def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
     try:
         if resized is not None:
             result, check = check_answer(program, result, search.kind.value, search.policy, deps, resized, index,
-                                         verify_options(options, target), search.verified)
+                                         verify_options(options, target, origin), search.verified)
         if options.report_environment and search.measure is not None and result.best.steps \
                 and result.best.lowered.parallel:
             from ..search.report import environment_lines
