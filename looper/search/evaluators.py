@@ -269,8 +269,9 @@ class ExecutionEvaluator:
         They are timed in the user's own program when the evaluator has one (`user`), as long as
         it can time the region (its `skipped` says why not), else in this harness."""
         if self.user is not None and program is self.program:
-            theirs = self.user.time([None] + [answer_code(s) for s in schedules], rounds,
-                                     PROBE_LIMIT + 20 * (self.baseline or 5.0))
+            with self.runner.timing_lock():
+                theirs = self.user.time([None] + [answer_code(s) for s in schedules], rounds,
+                                        PROBE_LIMIT + 20 * (self.baseline or 5.0))
             if theirs is not None:
                 own = [t.times if t.ok else None for t in theirs]
                 original = statistics.fmean(own[0]) if own[0] else None
