@@ -126,6 +126,7 @@ class Answer:
     measured: int = 0  # candidates the search ran
     record: Record | None = None  # the tuning record replayed instead of a search (`bench.records`)
     evaluator: str = ""  # what scored the search
+    notes: tuple[str, ...] = ()  # what the search and the checks reported (`looper optimize`'s notes)
 
 
 def _own_memo(system: str, options: TuneOptions) -> TuneOptions:
@@ -181,8 +182,9 @@ def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions) 
     seconds = time.perf_counter() - t0
     [k] = done.kernels
     # `program` is looper's Python program of the kernel (its work); `schedule`, of the C scop's
+    notes = tuple(k.notes) + tuple(line.strip() for line in (k.check.lines() if k.check is not None else ()))
     return Answer(name, parse_file(kernel_file(name), size), k.schedule, seconds, k.sequence, done.source,
-                  k.answer.measured, evaluator=options.evaluator.value)
+                  k.answer.measured, evaluator=options.evaluator.value, notes=notes)
 
 
 def check_size(size: str, check_only: bool) -> str:
@@ -251,7 +253,7 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
         if s in results:
             r = results[s]
             r.sequence, r.search_seconds, r.measured = a.sequence, a.seconds, a.measured
-            r.sequence_json, r.evaluator = a.schedule.to_json(), a.evaluator
+            r.sequence_json, r.evaluator, r.notes = a.schedule.to_json(), a.evaluator, list(a.notes)
     evaluator = answer.record.evaluator if answer.record is not None else cfg.evaluator
     out = KernelResult(answer.name, answer.program.size_label, answer.sequence, evaluator,
                        answer.seconds, results, mode, work.flops, work.bytes, work.precision,

@@ -37,6 +37,7 @@ class SystemResult:
     evaluator: str = ""  # ... and what scored its search
     search_seconds: float | None = None  # ... and how long finding and checking it took
     measured: int | None = None  # ... and how many candidates its search ran
+    notes: list[str] = field(default_factory=list)  # ... and what its search and checks reported
     # the system's rate at 2 flops per multiply-add of the kernel's products over the BLAS
     # reference's rate in the same rounds (`bench.blas`; dense products with `--compare openblas`)
     of_blas: float | None = None

@@ -12,9 +12,15 @@ in the rest, which a median hides).  Rounds: at least `--repeat`, and enough to 
 `runtime.run.AS_RUN.runs` of gcc's first time (8 for a program under a second, 24 under a
 millisecond, where one disturbed run moves the mean by a third).  Interleaving
 shares this VM's drift, which lasts minutes, among the systems.
+
+Systems whose binaries are the same build (the same source, flags and compiler: looper's answer
+when it is the original, whose file is then PolyBench's byte for byte) are timed once and share
+those times: one program timed twice differs only by noise (deriche MEDIUM: 0.94x "over gcc",
+its own binary, by the means of 8 runs each).
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
@@ -57,7 +63,9 @@ def time_systems(builds: dict[str, Build], cfg: TimingConfig, log: Callable[[str
     (`baseline_timeout`); every other system gets `timeout_factor` times gcc's first time.  Each
     system runs in its OpenMP environment (`envs`; default: as the shell has it)."""
     envs = envs or {}
-    order = sorted((s for s, b in builds.items() if b.binary is not None), key=lambda s: s != "gcc")
+    built = sorted((s for s, b in builds.items() if b.binary is not None), key=lambda s: s != "gcc")
+    twins = same_builds(builds, built, envs)
+    order = [s for s in built if s not in twins]
     state = {s: _Timed(builds[s]) for s in order}
     rounds, r = cfg.repeat, 0
     while r < rounds:
@@ -69,10 +77,27 @@ def time_systems(builds: dict[str, Build], cfg: TimingConfig, log: Callable[[str
             rounds = rounds_for(gcc.times[0] if gcc is not None and gcc.times else None, cfg.repeat)
         r += 1
     out = {s: _result(s, b, state.get(s)) for s, b in builds.items()}
-    for s in order:
+    for s, twin in twins.items():
+        out[s] = dataclasses.replace(out[twin], system=s, detail=f"{builds[s].detail}; the same build as "
+                                                                 f"{twin}'s, timed once")
+    for s in built:
         x = out[s]
         log(f"  time  {s:14} {x.status:8} " + (f"mean {x.mean:.6f} s over {len(x.times)} runs" if x.mean else x.detail))
     return out
+
+
+def same_builds(builds: dict[str, Build], systems: list[str], envs: dict[str, OmpEnv]) -> dict[str, str]:
+    """system -> the earlier system (in `systems`' order) whose binary it is, in the same OpenMP
+    environment."""
+    first: dict[tuple, str] = {}
+    twins: dict[str, str] = {}
+    for s in systems:
+        key = (builds[s].binary.key, builds[s].harness, envs.get(s, DEFAULT_ENV))
+        if key in first:
+            twins[s] = first[key]
+        else:
+            first[key] = s
+    return twins
 
 
 def _limit(state: dict[str, _Timed], system: str, cfg: TimingConfig) -> float:

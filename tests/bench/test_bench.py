@@ -385,3 +385,31 @@ def test_variants_are_more_looper_systems_each_with_its_own_memo(tmp_path, monke
             suite.parse_variant(bad, base)
     res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--variant", "x:beam=2"])
     assert res.exit_code == 2 and "--variant" in res.output
+
+
+def test_one_build_is_timed_once_for_every_system_it_is(monkeypatch):
+    """looper's answer that is the original is PolyBench's file byte for byte, built with gcc's
+    flags: the same binary as gcc's.  It is timed once and both systems get those runs (timed
+    twice, one program differs from itself only by noise); another environment is timed apart."""
+    from looper.runtime.compile import Binary
+    from looper.runtime.ompenv import TUNED_ENV
+    from looper.runtime.run import RunResult
+    calls = []
+
+    def fake_run(path, variant=0, repeats=1, timeout=None, threads=None, cold=False, omp_env=None, **kw):
+        calls.append((Path(path).name, omp_env))
+        return RunResult(0, [0.01 * len(calls)])
+
+    import looper.runtime.run as run
+    monkeypatch.setattr(run, "run_binary", fake_run)
+    same = Binary(Path("prog"), "k1", ())
+    builds = {"gcc": peers.Build("gcc", same, harness="polybench", detail="gcc on x.c"),
+              "looper": peers.Build("looper", same, harness="polybench", detail="looper in place"),
+              "polly": peers.Build("polly", Binary(Path("polly"), "k2", ()), harness="polybench"),
+              "gcc@tuned": peers.Build("gcc", same, harness="polybench")}
+    cfg = pb.BenchConfig(["x"], ["MINI"], [], repeat=8, threads=2, min_timeout=1.0)
+    out = timing.time_systems(builds, cfg, envs={"gcc@tuned": TUNED_ENV})
+    assert [name for name, _ in calls].count("prog") == 16 and len(calls) == 24  # gcc, gcc@tuned, polly
+    assert out["looper"].times == out["gcc"].times and len(out["gcc"].times) == 8
+    assert out["looper"].detail == "looper in place; the same build as gcc's, timed once"
+    assert out["gcc@tuned"].times != out["gcc"].times
