@@ -18,7 +18,8 @@ program pays for it, the team's start and every call included.
 The other sources: `link` names them; else, when the file does not link alone, the `.c` beside
 each header it includes (`polybench.h` -> `polybench.c`), the usual layout of a C library's
 sources.  A file without `main`, a program that fails, or one that never runs the region is
-timed in looper's harness instead, and the report says why (`UserTimer.skipped`).
+timed in looper's harness instead, and the report says why (`UserTimer.skipped`); so is one whose
+runs would spend more than `OUTSIDE_BUDGET` seconds outside the region (an expensive init).
 """
 from __future__ import annotations
 
@@ -45,6 +46,10 @@ from .run import AS_RUN, Interleaved, Protocol, RunResult, time_as_run
 TIME_VARIABLE = "LOOPER_REGION_TIME"  # the file the timer writes `seconds calls` to at exit
 OPENMP = ("-fopenmp", "-fopenmp-simd")
 PROBE_LIMIT = 120.0  # seconds for the probe (one run of the original), unless the caller knows better
+# seconds a judgement may spend running the program outside the region (its init, its output):
+# PolyBench's cholesky, lu and ludcmp at LARGE build their matrices in O(N^3), about 11 s a run
+# against the kernel's 1.5 s, and 16 runs of them tripled cholesky's search (45 s -> 241 s)
+OUTSIDE_BUDGET = 60.0
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 
@@ -218,8 +223,9 @@ class UserTimer:
     of the original first (whether the program runs, how long the region and a run take)."""
 
     def __init__(self, user: UserProgram, threads: int | None = None, omp_env: OmpEnv = DEFAULT_ENV,
-                 protocol: Protocol = AS_RUN):
+                 protocol: Protocol = AS_RUN, outside_budget: float = OUTSIDE_BUDGET):
         self.user = user
+        self.outside_budget = outside_budget
         self.threads = threads
         self.omp_env = omp_env
         self.protocol = protocol
@@ -271,6 +277,11 @@ class UserTimer:
             return None
         distinct = list(dict.fromkeys(binaries))
         rounds = rounds if rounds is not None else self.protocol.runs(self.seconds, judging=True)
+        outside = (self.limits.overhead or 0.0) * rounds * len(distinct)
+        if outside > self.outside_budget:
+            self.skipped = (f"a run of it spends {self.limits.overhead:.1f} s outside the region, and {rounds} runs "
+                            f"of {len(distinct)} programs would add {outside:.0f} s (over {self.outside_budget:.0f})")
+            return None
         limit = self.limits.process(1, self.seconds)
         timed = time_as_run([(b, 0) for b in distinct], rounds, timeout=limit,
                             run_one=lambda pair, lim: run_user(pair[0], lim, self.threads, self.omp_env,

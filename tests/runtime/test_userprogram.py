@@ -184,3 +184,15 @@ def test_the_speed_guard_times_answers_in_the_users_program(tmp_path):
     assert result.timed and result.judgement is not None, result.describe()
     assert result.judgement.where == "in your program (k.c with util.c)"
     assert len(result.judgement.answer) == 3 and "in your program (k.c with util.c)" in result.judgement.describe()
+
+
+def test_a_program_whose_init_would_cost_too_much_is_judged_in_looper_harness(tmp_path):
+    """A judgement may spend `outside_budget` seconds running the program outside the region
+    (LARGE cholesky builds its matrix in O(N^3): 11 s a run, tripling the search)."""
+    src = _project(tmp_path, calls=1)
+    timer = UserTimer(_user(src), threads=2, outside_budget=0.0)
+    try:
+        assert timer.ready() and timer.time([None, _tuned(timer.user.scop.program).lowered], rounds=3) is None
+        assert "outside the region, and 3 runs of 2 programs would add" in timer.skipped
+    finally:
+        timer.close()
