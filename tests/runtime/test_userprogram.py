@@ -37,20 +37,13 @@ void show(double A[N][N]) {
       printf("%.17g\n", A[i][j]);
 }
 """
+# SIZED_BY_DEFINES's kernel, as it stands there
+KERNEL = "void k(" + SIZED_BY_DEFINES.split("void k(", 1)[1].split("int main", 1)[0]
 MAIN = r"""
 #include "util.h"
 static double A[N][N], B[N][N];
 
-void k(int n, double X[N][N], double Y[N][N]) {
-  int i, j;
-#pragma scop
-  for (i = 0; i < n; i++)
-    for (j = 0; j < n; j++)
-      X[i][j] = X[i][j] * 0.5 + Y[j][i];
-#pragma endscop
-}
-
-int main(void) {
+""" + KERNEL + r"""int main(void) {
   fill(A, B);
   for (int c = 0; c < CALLS; c++)
     k(N, A, B);
