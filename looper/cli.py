@@ -832,6 +832,7 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_o
     from .bench import records as bench_records
     from .bench import suite
     from .bench.report import progress_line
+    from .bench.results import write_csv
     from .runtime.ompenv import OmpEnv
     from .tune import Evaluator
 
@@ -851,10 +852,14 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_o
     store = suite.ResultsFile.open(json_out, resume)
     keep = bench_records.Recorder(record, suite.reusable(store.previous, cfg), cfg)
     started = time.perf_counter()
+    ran = []
 
     def on_result(r, n, total):
         store.add(r, cfg)  # after every kernel: an interrupted suite resumes from here
         keep.add(r)
+        ran.append(r)
+        if csv_out:  # likewise the CSV: an interrupt leaves the rows of the kernels done
+            write_csv(ran, csv_out)
         say(progress_line(r, n, total, time.perf_counter() - started))
 
     results = suite.run_suite(cfg, store.previous, on_result, log=say)

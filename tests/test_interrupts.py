@@ -3,6 +3,7 @@ processes share one memo, and data collection killed again and again loses nothi
 nothing twice."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import random
@@ -130,24 +131,28 @@ def _exact_dump(src: Path, workdir: Path) -> str:
 
 
 def test_ctrl_c_during_bench_leaves_whole_results(tmp_path):
-    """The results file is rewritten after every kernel: an interrupt leaves a whole file (the
-    kernels done so far) and no temporary one."""
-    out = tmp_path / "bench.json"
+    """The results files are rewritten after every kernel: an interrupt leaves whole files (the
+    kernels done so far, the same in the JSON and the CSV) and no temporary one."""
+    out, table = tmp_path / "bench.json", tmp_path / "bench.csv"
     # kernels enough that the interrupt lands mid-run however warm the caches are: with four, a
     # warm run finished the last three within the poll's tenth of a second often enough to fail
     kernels = "gemm,atax,bicg,mvt,2mm,3mm,syrk,syr2k,trmm,symm,gesummv,gemver,doitgen,jacobi-2d,fdtd-2d,heat-3d"
     proc = _looper("bench", "polybench", "--kernels", kernels, "--sizes", "MINI", "--check-only",
-                   "--evaluator", "model", "--json", str(out), "-q")
+                   "--evaluator", "model", "--json", str(out), "--csv", str(table), "-q")
     deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None and not out.exists():
+    while time.time() < deadline and proc.poll() is None and not (out.exists() and table.exists()):
         time.sleep(0.1)
     assert proc.poll() is None and out.exists(), "bench finished before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "Traceback" not in err
-    assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.csv", "bench.json"]
     results = json.loads(out.read_text())["results"]
     assert results and results[0]["kernel"] == "gemm"
+    # the CSV is written just after the JSON, so an interrupt between the two leaves it one behind
+    in_json = [r["kernel"] for r in results]
+    in_csv = list(dict.fromkeys(row["kernel"] for row in csv.DictReader(table.open())))
+    assert in_csv and in_csv == in_json[:len(in_csv)] and len(in_csv) >= len(in_json) - 1
 
 
 
