@@ -832,7 +832,6 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_o
     from .bench import records as bench_records
     from .bench import suite
     from .bench.report import progress_line
-    from .bench.results import write_csv
     from .runtime.ompenv import OmpEnv
     from .tune import Evaluator
 
@@ -849,23 +848,19 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_o
     cfg.records = bench_records.replayed(records_in, base, baseline, any_machine, say)
     if cfg.records is not None:
         cfg.records.check_coverage(cfg)
-    store = suite.ResultsFile.open(json_out, resume)
+    store = suite.ResultsFile.open(json_out, resume, csv_out)
     keep = bench_records.Recorder(record, suite.reusable(store.previous, cfg), cfg)
     started = time.perf_counter()
-    ran = []
 
     def on_result(r, n, total):
-        store.add(r, cfg)  # after every kernel: an interrupted suite resumes from here
+        store.add(r, cfg)  # after every kernel (JSON and CSV): an interrupted suite resumes from here
         keep.add(r)
-        ran.append(r)
-        if csv_out:  # likewise the CSV: an interrupt leaves the rows of the kernels done
-            write_csv(ran, csv_out)
         say(progress_line(r, n, total, time.perf_counter() - started))
 
     results = suite.run_suite(cfg, store.previous, on_result, log=say)
     _print_bench(results, cfg)
     store.write(results, cfg)
-    suite.write_outputs(results, cfg, csv_out, plot_out, roofline_out, save_baseline)
+    suite.write_outputs(results, cfg, plot_out, roofline_out, save_baseline)
     sys.exit(suite.exit_status(results, check_only, base, tolerance, lambda s: click.echo(s, err=True)))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -21,7 +21,7 @@ from ..target.host import cpu_id, load_average
 from ..runtime.peaks import limits_for_bench
 from . import native, peers
 from .polybench import ALL_KERNELS, SIZES, BenchConfig, kernel_file, run_kernel
-from .results import BLAS_REFERENCE, INPUTS, KernelResult, SystemResult, from_json, to_json
+from .results import BLAS_REFERENCE, INPUTS, KernelResult, SystemResult, from_json, to_json, write_csv
 from ..tune.options import TuneOptions
 
 OnResult = Callable[[KernelResult, int, int], None]
@@ -116,25 +116,32 @@ def meta(cfg: BenchConfig) -> dict:
 @dataclass
 class ResultsFile:
     """The `--json` file: read by `--resume`, rewritten after every kernel.  A resumed run keeps
-    every earlier entry it does not run again (other kernels, sizes, modes), also at its end."""
+    every earlier entry it does not run again (other kernels, sizes, modes), also at its end.
+    The `--csv` file, when asked for, is rewritten after every kernel too, with this run's."""
 
     path: Path | None
     previous: list[KernelResult]
+    csv: Path | None = None
+    ran: list[KernelResult] = field(default_factory=list)  # this run's results so far, in order
 
     @staticmethod
-    def open(path: str | None, resume: bool) -> "ResultsFile":
+    def open(path: str | None, resume: bool, csv: str | None = None) -> "ResultsFile":
         """The file to write, with the results to keep when resuming (a usage error when
         --resume has no --json to continue from)."""
         if resume and not path:
             raise LooperUsageError("--resume needs --json FILE (the results to continue from)")
         p = Path(path) if path else None
         previous = from_json(json.loads(p.read_text())) if resume and p is not None and p.exists() else []
-        return ResultsFile(p, previous)
+        return ResultsFile(p, previous, Path(csv) if csv else None)
 
     def add(self, result: KernelResult, cfg: BenchConfig) -> None:
-        """Replace this result's (kernel, size, input) entry, keeping the others."""
+        """Replace this result's (kernel, size, input) entry, keeping the others; an interrupt
+        leaves both files with the kernels done."""
         self.previous = [x for x in self.previous if x.key != result.key] + [result]
+        self.ran.append(result)
         self.write([], cfg)
+        if self.csv is not None:
+            write_csv(self.ran, self.csv)
 
     def write(self, results: list[KernelResult], cfg: BenchConfig) -> None:
         """Write `results` (the whole run, at its end) and the kept entries they do not replace."""
@@ -199,14 +206,12 @@ def internal_errors(results: list[KernelResult]) -> list[str]:
             for x in [r.systems.get("looper")] if x and x.status == "failed" and x.detail.startswith(INTERNAL)]
 
 
-def write_outputs(results: list[KernelResult], cfg: BenchConfig, csv_path: str | None = None,
-                  plot_path: str | None = None, roofline_path: str | None = None,
-                  baseline_path: str | None = None) -> None:
-    """The files a run was asked for besides its JSON (plots only when something was timed)."""
+def write_outputs(results: list[KernelResult], cfg: BenchConfig, plot_path: str | None = None,
+                  roofline_path: str | None = None, baseline_path: str | None = None) -> None:
+    """The files a run was asked for besides its JSON and CSV (`ResultsFile`; plots only when
+    something was timed)."""
     from . import report, roofline
-    from .results import systems_of, write_csv
-    if csv_path:
-        write_csv(results, csv_path)
+    from .results import systems_of
     if plot_path and not cfg.check_only:
         report.plot(results, systems_of(results), plot_path)
     if roofline_path and not cfg.check_only and cfg.limits is not None:
