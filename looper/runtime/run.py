@@ -130,6 +130,17 @@ class Interleaved:
     def mean(self) -> float:
         return statistics.fmean(self.times)
 
+    @property
+    def why(self) -> str | None:
+        """Why the pair has no times, for reports (None when it has)."""
+        if self.ok:
+            return None
+        if self.failure is None:
+            return "never ran"
+        if self.failure.timed_out and self.limit is not None:
+            return f"a run timed out after {self.limit:.3g} s"
+        return self.failure.describe_failure()
+
 
 # with per_process=None, a pair's timed runs per process after its first round: enough for this
 # many seconds (at most MAX_PER_PROCESS runs)

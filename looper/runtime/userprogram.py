@@ -166,6 +166,11 @@ class UserBuilder:
         src = self.workdir / f"v{n}_{Path(self.user.cfile.path).name}"
         src.write_bytes(source.encode("utf-8", "surrogateescape"))
         out = self.workdir / f"v{n}"
+        try:
+            self.timer_object()
+        except CompileError as e:  # not the user's file: say what failed
+            raise NotRunnable("looper's region timer does not compile with the program's compiler and flags: "
+                              + _first_error(str(e))) from e
         choices = [self.link] if self.link is not None else \
             [self.user.link] if self.user.link else list(dict.fromkeys([(), self.user.companions()]))
         error: CompileError | None = None
@@ -221,9 +226,14 @@ def _why(message: str, original: bool) -> str:
     if missing:
         return (f"it does not link: {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} undefined "
                 f"(pass the program's other sources with --link)")
-    lines = [ln for ln in message.splitlines()[1:] if "error" in ln] or message.splitlines()[1:2]
     head = "the file does not compile" if original else "looper's code does not compile in the file"
-    return f"{head}: {lines[0].strip() if lines else 'the compiler failed'}"
+    return f"{head}: {_first_error(message)}"
+
+
+def _first_error(message: str) -> str:
+    """The compiler's first error line (its message's first line is the command)."""
+    lines = [ln for ln in message.splitlines()[1:] if "error" in ln] or message.splitlines()[1:2]
+    return lines[0].strip() if lines else "the compiler failed"
 
 
 def run_user(path: Path, timeout: float | None, threads: int | None = None, omp_env: OmpEnv = DEFAULT_ENV,

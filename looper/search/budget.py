@@ -506,18 +506,20 @@ def distinct_best(measured: list[Candidate], n: int) -> list[Candidate]:
 
 def confirmation_note(original: Sequence[float] | None, finalists: list[Candidate],
                       timed: Sequence[tuple[float | None, Sequence[float] | None]], answer: Schedule,
-                      where: str = "") -> str:
+                      where: str = "", failed: Sequence[str | None] = ()) -> str:
     """What the confirmation timed at the program's sizes, for the report: each finalist's family,
     mean and range of runs, and which one was written.  The stand-in's rounds rank candidates of
     milliseconds on a noisy machine; when the answer is not the one they ranked first, this line
-    says whether the program's own runs chose otherwise or a finalist failed there."""
+    says whether the program's own runs chose otherwise or a finalist failed there, and why
+    (`failed`, per finalist)."""
     def runs(ts: Sequence[float]) -> str:
         return f"{1e3 * statistics.fmean(ts):.1f} ms ({1e3 * min(ts):.1f}-{1e3 * max(ts):.1f})"
 
     parts = []
-    for c, (sp, ts) in zip(finalists, timed):
+    for k, (c, (sp, ts)) in enumerate(zip(finalists, timed)):
         mark = " <- answer" if c.schedule is answer else ""
-        parts.append(f"{c.family} {runs(ts) if sp and ts else 'failed'}{mark}")
+        why = failed[k] if k < len(failed) and failed[k] else ""
+        parts.append(f"{c.family} {runs(ts) if sp and ts else 'failed' + (f' ({why})' if why else '')}{mark}")
     n = len(original or ())
     head = f"confirmed at the program's sizes, {n} interleaved fresh runs each{' ' + where if where else ''}: "
     return head + "; ".join(parts) + (f"; original {runs(original)}" if original else "; original failed")
@@ -549,7 +551,8 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
             break
         if report.judgement is None and original:
             report.judgement = judged
-    report.notes.append(confirmation_note(original, finalists, timed, best_s, evaluator.judged_in))
+    report.notes.append(confirmation_note(original, finalists, timed, best_s, evaluator.judged_in,
+                                          evaluator.failed))
     return best_s, best_sc
 
 

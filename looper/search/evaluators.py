@@ -77,6 +77,8 @@ class ExecutionEvaluator:
         # where `time_together` judges (`runtime.userprogram`): the user's own program, when the
         # input is a C file that has one; None (or when it cannot time the region): this harness
         self.user: UserTimer | None = None
+        # why each schedule of the last `time_together` has no times (None where it has), for reports
+        self.failed: tuple[str | None, ...] = ()
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -274,6 +276,7 @@ class ExecutionEvaluator:
                                         PROBE_LIMIT + 20 * (self.baseline or 5.0))
             if theirs is not None:
                 own = [t.times if t.ok else None for t in theirs]
+                self.failed = tuple(t.why for t in theirs[1:])
                 original = statistics.fmean(own[0]) if own[0] else None
                 return own[0], [(speedup_over(original, statistics.fmean(t) if t else None), t) for t in own[1:]]
         if self.limits.overhead is None:  # every check was answered by the memo: run the original once
@@ -290,6 +293,7 @@ class ExecutionEvaluator:
         timed = self.runner.interleaved([(binary.path, k) for k in range(len(distinct))], rounds,
                                         timeout=limit, per_process=per_process)
         times = [timed[v].times if timed[v].ok else None for v in which]
+        self.failed = tuple(timed[v].why for v in which[1:])
         summary = self.protocol.summary
         original = summary(times[0]) if times[0] else None
         return times[0], [(speedup_over(original, summary(t) if t else None), t) for t in times[1:]]

@@ -154,6 +154,21 @@ def test_link_names_what_the_companion_rule_would_not_find(tmp_path):
     assert _output(linked.build(None)) == _output(linked.build(_tuned(linked.user.scop.program).lowered))
 
 
+def test_a_timer_the_compiler_refuses_is_not_blamed_on_the_users_file(tmp_path):
+    """A compiler that builds the user's file but not looper's timer: the reason names the timer
+    (it read "the file does not compile" when the timer was built inside the link attempts)."""
+    src = _project(tmp_path)
+    cc = tmp_path / "picky-cc"
+    cc.write_text('#!/bin/sh\ncase "$*" in *region_timer.c*) '
+                  'echo "region_timer.c:1:1: error: refused here" >&2; exit 1;; esac\nexec gcc "$@"\n')
+    cc.chmod(0o755)
+    user = UserProgram(parse_c_file(src), 0, str(cc), tuple(C_CFLAGS))
+    (tmp_path / "build").mkdir()
+    with pytest.raises(NotRunnable, match=r"^looper's region timer does not compile with the program's compiler "
+                                          r"and flags: region_timer.c:1:1: error: refused here$"):
+        UserBuilder(user, tmp_path / "build").build(None)
+
+
 def test_a_file_without_main_is_timed_in_looper_harness(tmp_path):
     src = tmp_path / "lib.c"
     src.write_text(SIZED_BY_DEFINES.split("int main(void)")[0])

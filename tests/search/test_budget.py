@@ -99,6 +99,7 @@ class FixedTimes:
         return [Score(self.speedups.get(family(s), 1.0), Status.OK, "", [1.0]) for s in schedules]
 
     judged_in = "in looper's harness"
+    failed = ()
 
     def time_together(self, program, schedules, rounds=None):
         original = [1.0] * 8
@@ -124,6 +125,26 @@ def test_the_budget_measures_two_rounds_and_answers_the_fastest_that_passes(gemm
     assert "8 interleaved fresh runs each" in note and "original 1000.0 ms (1000.0-1000.0)" in note
     assert "register 200.0 ms (200.0-200.0) <- answer" in note and note.count("<- answer") == 1
     assert note.count(" ms (") == 4  # three finalists and the original
+
+
+class FailingFinalist(FixedTimes):
+    """The register tiles' confirmation runs fail, as a finalist that times out in the user's
+    program does; the evaluator says why (`failed`)."""
+
+    def time_together(self, program, schedules, rounds=None):
+        original, out = super().time_together(program, schedules, rounds)
+        self.failed = tuple("a run timed out after 10 s" if family(s) == "register" else None for s in schedules)
+        return original, [(None, None) if family(s) == "register" else t for s, t in zip(schedules, out)]
+
+
+def test_a_finalist_that_fails_its_confirmation_is_named_with_the_reason(gemm_ranked):
+    p, _, result = gemm_ranked
+    ev = FailingFinalist({"register": 5.0, "tile": 2.0})
+    best, _, report = budgeted(p, result, ev, rounds=1, per_round=8, confirm=3)
+    assert family(best.best) == "tile"
+    (note,) = [n for n in report.notes if n.startswith("confirmed at")]
+    assert "register failed (a run timed out after 10 s)" in note
+    assert "tile 500.0 ms (500.0-500.0) <- answer" in note
 
 
 def test_an_answer_with_one_run_far_slower_than_the_original_is_passed_over(gemm_ranked):
@@ -219,6 +240,7 @@ class ByParallel:
         return [Score(1.0 / self._t(s), Status.OK, "", [self._t(s)]) for s in schedules]
 
     judged_in = "in looper's harness"
+    failed = ()
 
     def time_together(self, program, schedules, rounds=None):
         return [1.0] * 4, [(1.0 / self._t(s), [self._t(s)] * 4) for s in schedules]
@@ -351,6 +373,7 @@ class ByStructure(FixedTimes):
         return [Score(self.speedup(s), Status.OK, "", [1.0]) for s in schedules]
 
     judged_in = "in looper's harness"
+    failed = ()
 
     def time_together(self, program, schedules, rounds=None):
         return [1.0] * 8, [(self.speedup(s), [1.0 / self.speedup(s)] * 8) for s in schedules]
@@ -571,6 +594,7 @@ class Noisy(FixedTimes):
         self.timings = 0
 
     judged_in = "in looper's harness"
+    failed = ()
 
     def time_together(self, program, schedules, rounds=None):
         self.timings += 1

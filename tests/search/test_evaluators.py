@@ -90,6 +90,12 @@ def test_interleaved_timing(tmp_path):
     assert len(out[0].times) == 3 and len(out[1].times) == 3
     assert all(t > 0 for t in out[0].times + out[1].times) and out[0].ok and out[1].ok
     assert not out[2].ok and out[2].failure.returncode == 1 and out[2].times == []
+    assert out[0].why is None and out[2].why == "exit status 1"
+    sleeps = tmp_path / "sleeps"
+    sleeps.write_text("#!/bin/sh\nexec sleep 5\n")
+    sleeps.chmod(0o755)
+    (late,) = time_interleaved([(sleeps, 0)], rounds=1, threads=1, timeout=0.2)
+    assert late.why == "a run timed out after 0.2 s"
 
 
 def test_the_hybrid_budget_checks_then_times_as_run():
