@@ -48,7 +48,7 @@ from ..costmodel.terms import Estimates
 from ..ir.program import Program
 from ..poly.deps import Dependences
 from ..poly.legality import replay
-from ..runtime.judge import Judgement, expected_mean
+from ..runtime.judge import Judgement, describe_runs, expected_mean
 from ..runtime.status import Status
 from ..target import Target
 from ..transforms.registry import TRANSFORMS
@@ -512,17 +512,14 @@ def confirmation_note(original: Sequence[float] | None, finalists: list[Candidat
     milliseconds on a noisy machine; when the answer is not the one they ranked first, this line
     says whether the program's own runs chose otherwise or a finalist failed there, and why
     (`failed`, per finalist)."""
-    def runs(ts: Sequence[float]) -> str:
-        return f"{1e3 * statistics.fmean(ts):.1f} ms ({1e3 * min(ts):.1f}-{1e3 * max(ts):.1f})"
-
     parts = []
     for k, (c, (sp, ts)) in enumerate(zip(finalists, timed)):
         mark = " <- answer" if c.schedule is answer else ""
         why = failed[k] if k < len(failed) and failed[k] else ""
-        parts.append(f"{c.family} {runs(ts) if sp and ts else 'failed' + (f' ({why})' if why else '')}{mark}")
+        parts.append(f"{c.family} {describe_runs(ts) if sp and ts else 'failed' + (f' ({why})' if why else '')}{mark}")
     n = len(original or ())
     head = f"confirmed at the program's sizes, {n} interleaved fresh runs each{' ' + where if where else ''}: "
-    return head + "; ".join(parts) + (f"; original {runs(original)}" if original else "; original failed")
+    return head + "; ".join(parts) + (f"; original {describe_runs(original)}" if original else "; original failed")
 
 
 def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: ExecutionEvaluator,

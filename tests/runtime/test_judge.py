@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from looper.runtime.judge import WORST_RATIO, Judgement, expected_mean, p_faster
+from looper.runtime.judge import WORST_RATIO, Judgement, describe_runs, expected_mean, p_faster
 from looper.runtime.run import AS_RUN, WARM
 
 
@@ -106,3 +106,12 @@ def test_a_win_within_the_noise_gets_a_second_look_at_a_stricter_level():
     close = Judgement(steady, tuple(t * 0.99 for t in reversed(steady)))  # 1% apart, as in jacobi-2d's
     assert close.within_noise and not close.second_look(steady, tuple(t * 0.99 for t in steady)).faster
     assert not Judgement((1.0,) * 8, (0.5,) * 7 + (3.0,)).within_noise  # a run too slow: no second look
+
+
+def test_runs_are_described_in_the_unit_of_their_mean():
+    """A 0.15 ms kernel's runs read 152 us, not 0.2 ms (to one decimal of a millisecond, atax
+    MEDIUM's finalists and original all read "0.2 ms (0.2-0.2)")."""
+    assert describe_runs([148e-6, 152e-6, 227e-6]) == "176 us (148-227)"
+    assert describe_runs([0.0048, 0.0052]) == "5.00 ms (4.80-5.20)"
+    assert describe_runs([0.0287, 0.0257, 0.0314]) == "28.6 ms (25.7-31.4)"
+    assert describe_runs([1.0, 1.0]) == "1.00 s (1.00-1.00)"
