@@ -101,6 +101,36 @@ def test_a_skewed_loop_runs_its_projection_not_its_bounding_box():
     assert ext[2:] == [4, 16] and ext[0] == 3 and 7 <= ext[1] <= 9  # (100 + 9) / 16 <= 7 + a partial
 
 
+def test_a_row_the_loops_around_it_fix_runs_once_and_moves_nothing():
+    """isl repeats a statement's rows where it has fewer loops than the band: rows (i, j, j) run
+    N x N x 1 times, and the second j moves nothing (it took half of j's step before, and its
+    bounding box's N times: cholesky's diagonal update ran N^3 times)."""
+    box = [(0, 99), (0, 99)]
+    rows = (Row((1, 0)), Row((0, 1)), Row((0, 1)))
+    assert terms._extents(rows, [0, 1, 2], box) == pytest.approx([100, 100, 1])
+    steps = terms._inverse_steps(2, rows, [0, 1, 2])
+    assert steps.tolist() == [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
+    skewed = (Row((1, 0)), Row((1, 1)), Row((2, 1)))  # (i, i+j, 2i+j): the third is fixed too
+    assert terms._extents(skewed, [0, 1, 2], box) == pytest.approx([100, 100, 1])
+
+
+def test_isl_schedules_of_a_triangular_solver_count_its_instances():
+    """cholesky under isl's schedules: every statement's loops run about its instances (the
+    bounding box of a triangle, up to 6x, not N^2 more: its one-loop statement under rows i, i,
+    i ran N^3 times, and the terms put a schedule that runs 1.4x at 0.008x)."""
+    from looper.transforms.isl_schedule import VARIANTS, IslSchedule, isl_variants
+    program = parse_file(kernel_path("cholesky"), "SMALL")
+    variants = [IslSchedule(rows, v) for v, rows in zip(VARIANTS, isl_variants(program)) if rows is not None]
+    assert variants
+    facts = terms._facts(program)
+    for step in variants:
+        L = Schedule(program, (step,)).lowered
+        for st in program.statements:
+            product = math.prod(l.extent for l in terms._chain(st, L, facts[st.name]))
+            assert count_points(st.domain) <= product * 1.01 and product <= 6.5 * count_points(st.domain), st.name
+        assert terms.estimate(L, TARGET).seconds < 4 * terms.estimate(Schedule(program).lowered, TARGET).seconds
+
+
 def test_the_ranking_puts_a_seidel_line_without_an_inner_recurrence_first(seidel):
     """The default's ranking on seidel-2d MEDIUM (nothing compiled): its best candidate's innermost
     loop carries no recurrence, and it is estimated well above the skewed time tile whose
