@@ -16,8 +16,9 @@ rate where measuring reaches 80%).  So, in order:
    grown space the first ranks their measured candidates at Spearman 0.61-0.68, the second at
    0.26-0.33 (`benchmarks/ranking_heldout.py`).
 2. **Round one**: `per_round` candidates chosen to cover the best loop structures of the ranking
-   and every refinement family (register tile, pack, time tile, vector loop, tile, parallel
-   loop), each checked and timed as users run programs (fresh processes).
+   (each origin's best first: the original's loops, each of isl's schedules) and every
+   refinement family (register tile, pack, time tile, vector loop, tile, parallel loop), each
+   checked and timed as users run programs (fresh processes).
 3. **Fit**: each unmeasured candidate's score is corrected by what its nearest measured relatives
    showed (the geometric mean of measured over predicted, among those of its loop structure and
    family, else its family, else its structure, else all of them).
