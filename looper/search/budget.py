@@ -532,8 +532,8 @@ def confirmation_note(original: Sequence[float] | None, finalists: list[Candidat
     parts = []
     for k, (c, (sp, ts)) in enumerate(zip(finalists, timed)):
         mark = " <- answer" if c.schedule is answer else ""
-        why = failed[k] if k < len(failed) and failed[k] else ""
-        parts.append(f"{c.family} {describe_runs(ts) if sp and ts else 'failed' + (f' ({why})' if why else '')}{mark}")
+        why = f" ({failed[k]})" if k < len(failed) and failed[k] else ""
+        parts.append(f"{c.family} {describe_runs(ts) if sp and ts else 'failed' + why}{mark}")
     n = len(original or ())
     head = f"confirmed at the program's sizes, {n} interleaved fresh runs each{' ' + where if where else ''}: "
     return head + "; ".join(parts) + (f"; original {describe_runs(original)}" if original else "; original failed")
