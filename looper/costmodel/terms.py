@@ -147,8 +147,9 @@ class _Loop:
 def _chain(st: Statement, L: Lowered, facts: _StatementFacts) -> list[_Loop]:
     rows = L.rows[st.name]
     loop_rows = [k for k, r in enumerate(rows) if not r.is_constant]
-    steps = _inverse_steps(st.depth, rows, loop_rows)
-    extents = _extents(rows, loop_rows, facts.box)
+    fixed = _fixed_rows(rows, loop_rows)
+    steps = _inverse_steps(st.depth, rows, loop_rows, fixed)
+    extents = _extents(rows, loop_rows, facts.box, fixed)
     return [_Loop(k, e, steps[j]) for j, (k, e) in enumerate(zip(loop_rows, extents))]
 
 
@@ -178,7 +179,8 @@ def _enclosing_tiles(rows: tuple[Row, ...], k: int) -> list[int]:
             if t.div > r.div and t.coeffs == r.coeffs]
 
 
-def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, int]]) -> list[float]:
+def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, int]],
+             fixed: set[int] | None = None) -> list[float]:
     """Each loop's trip count per iteration of the loops around it.  A skewed loop's bounding box
     overstates it (seidel-2d's `2t+i+j` spans 2T + 2N values, while each (t, t+i) runs N), and a
     skewed tiling's tile count by the product of those: 50x for a 16x32x64 time tile of
@@ -193,7 +195,7 @@ def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, i
     dirs: list[np.ndarray] = []
     volume = 1.0
     out = []
-    fixed = _fixed_rows(rows, loop_rows)
+    fixed = _fixed_rows(rows, loop_rows) if fixed is None else fixed
     for k in loop_rows:
         r = rows[k]
         if k in fixed:  # runs once per iteration of the loops around it
@@ -245,13 +247,14 @@ def _zonotope(dirs: list[np.ndarray], widths: np.ndarray) -> float:
     return float(sum(abs(np.linalg.det(G[:, list(S)])) for S in itertools.combinations(range(d), k)))
 
 
-def _inverse_steps(depth: int, rows: tuple[Row, ...], loop_rows: list[int]) -> np.ndarray:
+def _inverse_steps(depth: int, rows: tuple[Row, ...], loop_rows: list[int],
+                   fixed: set[int] | None = None) -> np.ndarray:
     """Iterator change per unit step of each loop row (the point rows' inverse; a tile row steps
     by its size along its point row's direction; a row outside the point basis moves nothing)."""
     out = np.zeros((len(loop_rows), depth))
     if depth == 0:
         return out
-    fixed = _fixed_rows(rows, loop_rows)  # they move nothing: each runs once
+    fixed = _fixed_rows(rows, loop_rows) if fixed is None else fixed  # they move nothing: each runs once
     point = [k for k in loop_rows if rows[k].div == 1 and k not in fixed]
     T = np.array([rows[k].coeffs for k in point], dtype=float).reshape(len(point), depth)
     if T.shape[0] < depth:

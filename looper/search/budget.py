@@ -239,7 +239,7 @@ def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
 def origin(s: Schedule) -> str:
     """Where a schedule's loops come from: one of isl's schedules (its step: `islschedule(pluto)`,
     `islschedule(outer-parallel)`), or the original's loops ("")."""
-    return s.steps[0].describe(Schedule(s.program).lowered) if s.from_isl else ""
+    return Schedule(s.program, s.steps[:1]).describe() if s.from_isl else ""
 
 
 def structure_places(cands: list[Candidate], k: int) -> list[Candidate]:
