@@ -17,10 +17,10 @@ the resulting schedule keeps every dependence and the parallel tile loop carries
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar, Iterator
+from typing import TYPE_CHECKING, ClassVar, Iterator
 
+from ..ir.rows import TILE_ROWS, first_statement
 from ..ir.schedule import loop_label
-from ..ir.rows import TILE_ROWS
 from ..ir.schedule import Lowered
 from ..poly.deps import Dependences
 from ..poly.legality import is_parallel, is_permutable, order_violation
@@ -28,7 +28,13 @@ from .affine import Skew, permuting_skew
 from .registry import CandidateContext, Encoding, Transform, register
 from .tiling import tile_band
 
+if TYPE_CHECKING:
+    from ..target import Target
+
+# The fixed menu per band depth (time size first); `band_sizes` adds one fitted to the grid.
 SIZES = {2: ((32, 256), (64, 512)), 3: ((16, 32, 64), (32, 32, 32))}
+MIN_FIT = 8  # a fitted tile's smallest side: below it the tile loops cost more than reuse saves
+MAX_FIT_TIME = 64  # a fitted tile's most time steps (the menu's longest)
 
 
 @register
@@ -103,8 +109,84 @@ class TimeTile(Transform):
                 matrix = permuting_skew(L, ctx.deps, st, band)
                 if matrix is None:
                     continue
-            for sizes in SIZES[len(band)]:
+            for sizes in band_sizes(L, st, band, matrix, ctx.target):
                 yield cls(st, tuple(band), matrix, sizes)
+
+
+def band_sizes(L: Lowered, statements: tuple[str, ...], band: list[int], matrix, target: Target
+               ) -> tuple[tuple[int, ...], ...]:
+    """The menu's sizes for a band of `band`'s depth, and a tile fitted to the grid when no entry
+    of the menu gives a time tile reuse: an entry whose space tile spans the whole grid along a
+    space loop (heat-3d LARGE: 64x512 of `(t, 2t+i)` over n = 120 holds every i, so the time tile
+    tiles time alone) or whose points of one time step, with the data the loops inside the band
+    touch for each, overflow the cache budget (`_fit_budget`).  The fitted tile is the largest
+    power of two (time steps and space sides alike, at least MIN_FIT, at most MAX_FIT_TIME time
+    steps) whose step fits that budget and that cuts the grid."""
+    menu = SIZES[len(band)]
+    shape = _band_shape(L, statements, band, matrix)
+    if shape is None:
+        return menu
+    spans, skews, point_bytes = shape
+    budget = _fit_budget(target)
+
+    def reuses(sizes: tuple[int, ...]) -> bool:
+        whole = any(s >= span + skew * sizes[0] for s, span, skew in zip(sizes[1:], spans, skews))
+        return not whole and _step_bytes(sizes, spans, point_bytes) <= budget
+
+    if any(reuses(sizes) for sizes in menu):
+        return menu
+    side = MIN_FIT
+    while side * 2 < max(spans) and _step_bytes((0,) + (side * 2,) * len(spans), spans, point_bytes) <= budget:
+        side *= 2
+    fitted = (min(side, MAX_FIT_TIME),) + (side,) * len(spans)
+    if side >= max(spans) or _step_bytes(fitted, spans, point_bytes) > budget or fitted in menu:
+        return menu
+    return menu + (fitted,)
+
+
+def _fit_budget(target: Target) -> int:
+    """Bytes one tile's time step may touch: half of one thread's share of the last-level cache
+    (the wavefront runs a tile per thread, and the next step's halo and the other arrays need
+    the rest)."""
+    return target.cache_bytes(3) // max(1, target.threads) // 2
+
+
+def _step_bytes(sizes: tuple[int, ...], spans: tuple[int, ...], point_bytes: int) -> int:
+    """Bytes one time step of a tile of `sizes` touches: its space points (at most the grid's)
+    times the bytes each point's inner loops touch."""
+    points = 1
+    for s, span in zip(sizes[1:], spans):
+        points *= min(s, span)
+    return points * point_bytes
+
+
+def _band_shape(L: Lowered, statements: tuple[str, ...], band: list[int], matrix
+                ) -> tuple[tuple[int, ...], tuple[int, ...], int] | None:
+    """Of the band's first statement: each space loop's span over the grid (before the skew), how
+    far the skew moves it per time step, and the bytes one point of the band touches through
+    the loops inside it (every array the statements access, over those loops' extents).  None
+    when a bound is not a constant."""
+    st = L.program.statement(first_statement(statements))
+    if st.domain.is_empty():
+        return None
+    widths = []
+    for d in range(st.depth):
+        lo, hi = st.domain.dim_min_val(d), st.domain.dim_max_val(d)
+        if not (lo.is_int() and hi.is_int()):
+            return None
+        widths.append(int(hi.to_python()) - int(lo.to_python()) + 1)
+    rows = [L.rows[st.name][r] for r in band]
+    spans = tuple(1 + sum(abs(c) * (w - 1) for c, w in zip(r.coeffs, widths)) for r in rows[1:])
+    skews = tuple(abs(m[0]) for m in matrix[1:])
+    in_band = {k for r in rows for k, c in enumerate(r.coeffs) if c}
+    inner = 1
+    for k, w in enumerate(widths):
+        if k not in in_band:
+            inner *= w
+    arrays = {a.array for s in statements for a in L.program.statement(s).accesses}
+    element = sum(L.program.arrays[a].dtype.nbytes for a in arrays if a in L.program.arrays
+                  and L.program.arrays[a].rank)
+    return spans, skews, inner * max(element, 1)
 
 
 def _eye(n: int) -> tuple[tuple[int, ...], ...]:
