@@ -86,3 +86,30 @@ def test_fitted_time_tiles_compute_what_the_original_does(tmp_path):
     assert fitted and _sizes("heat_3d", "SMALL", 2) - {(16, 16)} == set(SIZES[2])
     for threads in (1, 3):
         assert differential(p, fitted[:2], tmp_path, threads=threads) == []
+
+
+def test_tiles_in_order_keep_the_parallel_loop_inside_and_compute_what_the_original_does(tmp_path):
+    """heat-3d with `i` and `j` fused and `j` parallel: besides the wavefront, the (t, i) band is
+    skewed and tiled in order around the parallel `j`, which stays parallel (and carries no
+    dependence); run on 1 and 3 threads, it computes what the original does."""
+    from looper.transforms import Parallelize
+    from looper.transforms.fusion import Fuse
+    p = parse_file(kernel_path("heat_3d"), "SMALL")
+    d = compute_dependences(p)
+    fused = Schedule(p).then(Fuse(("S0",), ("S1",), 3, (1, 0)))
+    j = fused.lowered.tree.chain(fused.lowered.tree.nests[0])[2]
+    base = fused.then(Parallelize(((j.ref.statements, j.row),)))
+    assert check_schedule(d, base) is None
+    in_order = [c[0] for c in generate("tile", base, d, grown=True, target=TARGET)
+                if isinstance(c[0], TimeTile) and not c[0].wavefront]
+    assert in_order and all(len(t.rows) == 2 for t in in_order)
+    tiled = [base.then(t) for t in in_order if check_schedule(d, base.then(t)) is None]
+    assert tiled
+    for s in tiled:
+        L = s.lowered
+        assert not any(r.extra for rows in L.rows.values() for r in rows)  # no wavefront row
+        (row,) = {r for _, r in L.parallel}
+        assert is_parallel(d, L, row, {"S0", "S1"})
+        assert s.describe().endswith(",in order)")
+    for threads in (1, 3):
+        assert differential(p, tiled, tmp_path, threads=threads) == []
