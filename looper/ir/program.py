@@ -364,6 +364,14 @@ class Statement:
     def depth(self) -> int:
         return len(self.iterators)
 
+    def width(self, k: int) -> int | None:
+        """How many values iterator `k` takes over the domain's bounding box (None when a bound is
+        not a constant)."""
+        lo, hi = self.domain.dim_min_val(k), self.domain.dim_max_val(k)
+        if not (lo.is_int() and hi.is_int()):
+            return None
+        return int(hi.to_python()) - int(lo.to_python()) + 1
+
     @property
     def line(self) -> int:
         return self.body.line

@@ -116,6 +116,14 @@ def is_parallel(deps: Dependences, lowered: Lowered, row: int, statements: set[s
     return True
 
 
+def parallel_loops_kept(deps: Dependences, lowered: Lowered, statements) -> bool:
+    """Every loop of `lowered` marked parallel that runs some of `statements` still carries no
+    dependence: the obligation of a step that moves the loops around parallel ones (tiling)."""
+    mine = set(statements)
+    return all(is_parallel(deps, lowered, loop.row, set(loop.statements)) for loop in lowered.tree.loops()
+               if loop.statements & mine and any((s, loop.row) in lowered.parallel for s in loop.statements))
+
+
 def privatizable(scalars: dict[str, ScalarFlow], lowered: Lowered, row: int, statements) -> set[str]:
     """The scalars that the loop at schedule `row` over `statements` may privatize: written in
     the loop, every value read from them in the loop written in the same iteration (of this loop

@@ -34,7 +34,7 @@ from ..ir.schedule import loop_label
 from ..ir.rows import TILE_ROWS, LoopRef
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
-from ..poly.legality import is_parallel, order_violation
+from ..poly.legality import is_parallel, order_violation, parallel_loops_kept
 from .parallel import Parallelize
 from .registry import CandidateContext, Encoding, Transform, loop_refs, register
 
@@ -75,11 +75,8 @@ class SinkTile(Transform):
         why = order_violation(deps, before, after, explain)
         if why is not None:
             return why
-        mine = self.touched()
-        for loop in after.tree.loops():
-            if loop.statements & mine and any((s, loop.row) in after.parallel for s in loop.statements):
-                if not is_parallel(deps, after, loop.row, set(loop.statements)):
-                    return "a parallel loop would carry a dependence once the point loop is sunk"
+        if not parallel_loops_kept(deps, after, self.touched()):
+            return "a parallel loop would carry a dependence once the point loop is sunk"
         return None
 
     @classmethod

@@ -16,7 +16,7 @@ from ..ir.schedule import loop_label
 from ..ir.rows import TILE_ROWS, BandRef, first_statement
 from ..ir.schedule import Lowered, Row
 from ..poly.deps import Dependences
-from ..poly.legality import is_parallel, is_permutable
+from ..poly.legality import is_permutable, parallel_loops_kept
 from .registry import CandidateContext, Encoding, Transform, band_refs, register
 
 if TYPE_CHECKING:
@@ -78,11 +78,8 @@ class Tile(Transform):
                 return "the band is not perfectly nested"
             if not is_permutable(deps, before, list(rows), set(stmts)):
                 return "the band is not permutable (a dependence goes backwards in it)"
-        tiled = self.touched()
-        for loop in after.tree.loops():
-            if loop.statements & tiled and any((s, loop.row) in after.parallel for s in loop.statements):
-                if not is_parallel(deps, after, loop.row, set(loop.statements)):
-                    return "a parallel loop of the band would carry a dependence once tiled"
+        if not parallel_loops_kept(deps, after, self.touched()):
+            return "a parallel loop of the band would carry a dependence once tiled"
         return None
 
     @classmethod
@@ -192,11 +189,7 @@ def loop_extent(L: Lowered, stmt: str, row: int) -> int | None:
     if it is None:
         return None
     st = L.program.statement(stmt)
-    k = st.iterators.index(it)
-    lo, hi = st.domain.dim_min_val(k), st.domain.dim_max_val(k)
-    if not (lo.is_int() and hi.is_int()):
-        return None
-    return int(hi.to_python()) - int(lo.to_python()) + 1
+    return st.width(st.iterators.index(it))
 
 
 def _round(x: int, grain: int) -> int:

@@ -28,7 +28,7 @@ from ..ir.rows import TILE_ROWS, first_statement
 from ..ir.schedule import loop_label
 from ..ir.schedule import Lowered
 from ..poly.deps import Dependences
-from ..poly.legality import is_parallel, is_permutable, order_violation
+from ..poly.legality import is_parallel, is_permutable, order_violation, parallel_loops_kept
 from .affine import Skew, permuting_skew
 from .registry import CandidateContext, Encoding, Transform, register
 from .tiling import tile_band
@@ -98,10 +98,8 @@ class TimeTile(Transform):
             if not is_parallel(deps, after, self.rows[0] + TILE_ROWS, set(self.statements)):
                 return "the wavefront's tile loop carries a dependence"
             return None
-        for row in sorted({r for s, r in after.parallel if s in self.statements}):
-            inside = {s for s, r in after.parallel if r == row and s in self.statements}
-            if not is_parallel(deps, after, row, inside):
-                return f"the parallel loop at row {row} inside the tiles carries a dependence"
+        if not parallel_loops_kept(deps, after, self.statements):
+            return "a parallel loop inside the tiles would carry a dependence"
         return None
 
     @classmethod
@@ -196,12 +194,9 @@ def _band_shape(L: Lowered, statements: tuple[str, ...], band: list[int], matrix
     st = L.program.statement(first_statement(statements))
     if st.domain.is_empty():
         return None
-    widths = []
-    for d in range(st.depth):
-        lo, hi = st.domain.dim_min_val(d), st.domain.dim_max_val(d)
-        if not (lo.is_int() and hi.is_int()):
-            return None
-        widths.append(int(hi.to_python()) - int(lo.to_python()) + 1)
+    widths = [st.width(d) for d in range(st.depth)]
+    if None in widths:
+        return None
     rows = [L.rows[st.name][r] for r in band]
     spans = tuple(1 + sum(abs(c) * (w - 1) for c, w in zip(r.coeffs, widths)) for r in rows[1:])
     skews = tuple(abs(m[0]) for m in matrix[1:])

@@ -79,8 +79,8 @@ def test_a_menu_size_that_reuses_its_grid_keeps_the_menu():
 
 
 def test_fitted_time_tiles_compute_what_the_original_does(tmp_path):
-    from looper.transforms.time_tiling import SIZES
     """The fitted size at SMALL (heat-3d, n = 30: 16 x 16 cuts the grid in two), run on 1 and 3 threads."""
+    from looper.transforms.time_tiling import SIZES
     p, d, tiled = _time_tiled("heat_3d", "SMALL")
     fitted = [t for t in tiled if t.steps[-1].sizes == (16, 16)]
     assert fitted and _sizes("heat_3d", "SMALL", 2) - {(16, 16)} == set(SIZES[2])
