@@ -50,7 +50,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     with open(args.like) as f:
-        base = next(json.loads(line) for line in f if json.loads(line)["program"]["name"] == args.kernel)
+        base = next((r for r in map(json.loads, f) if r["program"]["name"] == args.kernel), None)
+    if base is None:
+        ap.error(f"{args.like}: no record of {args.kernel}")
     tree = native.PolyBenchC.find(None)
     kernel = native.NativeKernel(tree, args.kernel, args.size)
     builds = {"gcc": native.build_native("gcc", kernel, TIMED_DEFINES, _Peers(args.threads))}
