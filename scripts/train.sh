@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Reproduce the shipped cost model, looper/costmodel/weights/looper-v8.pt: all nineteen parts of data/
-# (the five grown ones weighted 5), 12 epochs warm-started from looper-v6, whose weights are in git
-# (deterministic split and seeds).  Two ensemble members train in parallel, one core and one torch
-# thread each (about 45 minutes on this 2-core machine):
+# Reproduce the shipped cost model, looper/costmodel/weights/looper-v9.pt: all nineteen parts of data/
+# (the five grown ones weighted 5), 12 epochs on feature version 6 warm-started from looper-v8, whose
+# weights are in git (deterministic split and seeds).  Two ensemble members train in parallel, one core
+# and one torch thread each (about 45 minutes on this 2-core machine; 41m23s for looper-v9):
+#   git show 7fb51cd:looper/costmodel/weights/looper-v8.pt > /tmp/looper-v8.pt
+#   INIT=/tmp/looper-v8.pt scripts/train.sh
+# looper-v8 (shipped before looper-v9, feature version 5: `git checkout 7fb51cd` first) the same way,
+# warm-started from looper-v6:
 #   git show 6873984:looper/costmodel/weights/looper-v6.pt > /tmp/looper-v6.pt
-#   INIT=/tmp/looper-v6.pt scripts/train.sh
+#   INIT=/tmp/looper-v6.pt scripts/train.sh looper/costmodel/weights/looper-v8.pt
 # Without INIT (or with DATA_DIRs) it trains the older recipe from scratch:
 #   scripts/train.sh [OUT] [DATA_DIR...]
 # looper-v6 (shipped before looper-v8; it guided the grown parts' lanes, scripts/datagen-grown.sh):
@@ -28,7 +32,7 @@
 #   HIDDEN=192 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh /tmp/looper-h192.pt @nine
 set -euo pipefail
 if [ -n "${INIT:-}" ] && [ $# -le 1 ]; then
-  out=${1:-looper/costmodel/weights/looper-v8.pt}
+  out=${1:-looper/costmodel/weights/looper-v9.pt}
   grown=(data/synth-v7-grown-matmul data/synth-v7-grown-stencil data/synth-v7-grown-mv data/synth-v7-grown-coupled
     data/synth-v7-grown-large)
   weights=()

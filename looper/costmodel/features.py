@@ -17,6 +17,11 @@ target (`costmodel.terms`: compute, bytes past each cache level, forks and barri
 and the target's own limits (`TERMS`): the network weights hand-written terms, as Adams2019's
 does, and it sees the machine it predicts for.
 
+Version 6 computes the loop steps behind the strides as the terms do (`rows.inverse_steps`): a
+row the loops around it fix moves nothing, and the other rows keep their steps (version 5 gave
+every loop of such a statement stride zero: isl's schedules repeat the rows of a statement with
+fewer loops than the band), and with the terms' per-reference reuse.
+
 Every vector is described by a `Layout` of named fields, so code reads `layout["extent"]`, never
 a magic offset.  `FEATURE_VERSION` changes whenever a layout or a definition changes: a model
 trained on an older version is widened to this one when `costmodel.migrate` describes that
@@ -34,7 +39,7 @@ from ..ir.program import (
     Binary, Call, Cast, Const, DType, Expr, IterRef, Load, Program, Select, SizeRef, Statement, Unary,
 )
 from ..caching import Memo
-from ..ir.rows import first_statement, nesting_level
+from ..ir.rows import first_statement, inverse_steps, nesting_level
 from ..ir.schedule import Lowered, Row
 from ..target import Target
 from ..target.target import DEFAULT_CACHES
@@ -42,7 +47,7 @@ from ..transforms import Transform
 from ..transforms.schedule import Schedule
 from .terms import DEFAULT_DRAM_PER_THREAD, DEFAULT_FORK, DEFAULT_GHZ, DEFAULT_REGION, Estimates
 
-FEATURE_VERSION = 5
+FEATURE_VERSION = 6
 
 MAX_ITERS = 6        # statement depth (PolyBench <= 4, synthetic <= 5)
 MAX_LOOPS = 10       # loops around a statement after tiling
@@ -313,34 +318,6 @@ def _loop_rows(rows: tuple[Row, ...]) -> list[int]:
     return [k for k, r in enumerate(rows) if not r.is_constant]
 
 
-def _inverse_steps(st: Statement, rows: tuple[Row, ...], loop_rows: list[int]) -> np.ndarray:
-    """Iterator change per unit step of each loop row (columns of T^-1 for the point loops).
-
-    The point (untiled) rows of a statement form a unimodular matrix T over its iterators; a step
-    of loop row r moves the iterators by T^-1 e_r.  Tile rows step by `div` point iterations."""
-    n = st.depth
-    out = np.zeros((len(loop_rows), n))
-    if n == 0:
-        return out
-    point = [k for k in loop_rows if rows[k].div == 1]
-    T = np.array([rows[k].coeffs for k in point], dtype=float)
-    if T.shape != (n, n):
-        return out
-    try:
-        inv = np.linalg.inv(T)
-    except np.linalg.LinAlgError:
-        return out
-    for j, k in enumerate(loop_rows):
-        r = rows[k]
-        if r.div == 1:
-            out[j] = inv[:, point.index(k)]
-        else:  # a tile loop: find the point row with the same coefficients
-            same = [p for p in point if rows[p].coeffs == r.coeffs]
-            if same:
-                out[j] = inv[:, point.index(same[0])] * r.div
-    return out
-
-
 def featurize(schedule: Schedule, info: ProgramInfo | None = None) -> ProgramFeatures:
     """The features of `schedule`'s rewritten program under its lowered schedule (`info`: the
     parsed program's, shared by the candidates of one search)."""
@@ -453,7 +430,8 @@ def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History", adde
     v[COMP["instances"]] = slog(info.instances[st.name])
     v[COMP["domain"]] = info.domain_rows[st.name].ravel()
     rows = L.rows[st.name]
-    loops = _loop_rows(rows)[:MAX_LOOPS]
+    every = _loop_rows(rows)
+    loops = every[:MAX_LOOPS]
     sched = np.zeros((MAX_LOOPS, MAX_ITERS + 2), dtype=np.float32)
     for j, k in enumerate(loops):
         r = rows[k]
@@ -465,7 +443,7 @@ def _comp(st: Statement, L: Lowered, info: ProgramInfo, history: "History", adde
         f = L.unroll_factor(st.name, k)
         v[COMP["unrolled"].start + j] = math.log2(f) if f else 0.0
     v[COMP["schedule"]] = sched.ravel()
-    steps = _inverse_steps(st, rows, loops)
+    steps = inverse_steps(st.depth, rows, every)[:len(loops)]  # the loops beyond MAX_LOOPS still span
     acc = np.zeros((MAX_ACCESSES, ACCESS.width), dtype=np.float32)
     for a_k, a in enumerate(st.accesses[:MAX_ACCESSES]):
         _access(acc[a_k], a, st, info, steps, len(loops))

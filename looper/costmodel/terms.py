@@ -37,6 +37,7 @@ import numpy as np
 from ..caching import per_content
 from ..ir.looptree import LoopNode
 from ..ir.program import Program, Statement
+from ..ir.rows import fixed_rows, inverse_steps
 from ..ir.schedule import Lowered, Microkernel, Row
 from ..poly.count import count_points
 from ..poly.deps import dependences_of
@@ -145,10 +146,14 @@ class _Loop:
 
 
 def _chain(st: Statement, L: Lowered, facts: _StatementFacts) -> list[_Loop]:
+    """The statement's loops, outermost first.  A row the loops around it fix (`rows.fixed_rows`)
+    runs once and moves nothing: counted as a loop of its bounding box, cholesky's diagonal update
+    under isl's Pluto schedule (rows i, i, i) ran N^3 times, and the terms put that schedule at
+    0.008x where it runs 1.4x."""
     rows = L.rows[st.name]
     loop_rows = [k for k, r in enumerate(rows) if not r.is_constant]
-    fixed = _fixed_rows(rows, loop_rows)
-    steps = _inverse_steps(st.depth, rows, loop_rows, fixed)
+    fixed = fixed_rows(rows, loop_rows)
+    steps = inverse_steps(st.depth, rows, loop_rows, fixed)
     extents = _extents(rows, loop_rows, facts.box, fixed)
     return [_Loop(k, e, steps[j]) for j, (k, e) in enumerate(zip(loop_rows, extents))]
 
@@ -180,7 +185,7 @@ def _enclosing_tiles(rows: tuple[Row, ...], k: int) -> list[int]:
 
 
 def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, int]],
-             fixed: set[int] | None = None) -> list[float]:
+             fixed: frozenset[int] | None = None) -> list[float]:
     """Each loop's trip count per iteration of the loops around it.  A skewed loop's bounding box
     overstates it (seidel-2d's `2t+i+j` spans 2T + 2N values, while each (t, t+i) runs N), and a
     skewed tiling's tile count by the product of those: 50x for a 16x32x64 time tile of
@@ -195,7 +200,7 @@ def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, i
     dirs: list[np.ndarray] = []
     volume = 1.0
     out = []
-    fixed = _fixed_rows(rows, loop_rows) if fixed is None else fixed
+    fixed = fixed_rows(rows, loop_rows) if fixed is None else fixed
     for k in loop_rows:
         r = rows[k]
         if k in fixed:  # runs once per iteration of the loops around it
@@ -218,26 +223,6 @@ def _extents(rows: tuple[Row, ...], loop_rows: list[int], box: list[tuple[int, i
     return out
 
 
-def _fixed_rows(rows: tuple[Row, ...], loop_rows: list[int]) -> set[int]:
-    """Point rows (no tile, no wavefront) that combine the point rows before them: the loops
-    around them already fix their value, so they run once.  isl's schedules repeat a statement's
-    rows where the statement has fewer loops than the band (cholesky's `A[i][i] = sqrt(..)`
-    under isl's Pluto schedule: rows i, i, i); counted as loops of their bounding box, they made
-    that statement run N^3 times instead of N, and the terms put the schedule at 0.008x where it
-    runs 1.4x."""
-    fixed: set[int] = set()
-    basis: list[tuple[int, ...]] = []
-    for k in loop_rows:
-        r = rows[k]
-        if r.div != 1 or r.extra:
-            continue
-        if basis and np.linalg.matrix_rank(np.array(basis + [r.coeffs], dtype=float)) == len(basis):
-            fixed.add(k)
-        else:
-            basis.append(r.coeffs)
-    return fixed
-
-
 def _zonotope(dirs: list[np.ndarray], widths: np.ndarray) -> float:
     """The volume of the box of `widths` projected by the functionals `dirs`."""
     k, d = len(dirs), len(widths)
@@ -245,35 +230,6 @@ def _zonotope(dirs: list[np.ndarray], widths: np.ndarray) -> float:
         return 0.0
     G = np.array(dirs).reshape(k, d) * widths
     return float(sum(abs(np.linalg.det(G[:, list(S)])) for S in itertools.combinations(range(d), k)))
-
-
-def _inverse_steps(depth: int, rows: tuple[Row, ...], loop_rows: list[int],
-                   fixed: set[int] | None = None) -> np.ndarray:
-    """Iterator change per unit step of each loop row (the point rows' inverse; a tile row steps
-    by its size along its point row's direction; a row outside the point basis moves nothing)."""
-    out = np.zeros((len(loop_rows), depth))
-    if depth == 0:
-        return out
-    fixed = _fixed_rows(rows, loop_rows) if fixed is None else fixed  # they move nothing: each runs once
-    point = [k for k in loop_rows if rows[k].div == 1 and k not in fixed]
-    T = np.array([rows[k].coeffs for k in point], dtype=float).reshape(len(point), depth)
-    if T.shape[0] < depth:
-        return out
-    try:
-        inv = np.linalg.pinv(T)
-    except np.linalg.LinAlgError:  # pragma: no cover - pinv converges for any real matrix
-        return out
-    for j, k in enumerate(loop_rows):
-        r = rows[k]
-        if k in fixed:
-            continue
-        if r.div == 1:
-            out[j] = inv[:, point.index(k)]
-        else:
-            same = [p for p in point if rows[p].coeffs == r.coeffs]
-            if same:
-                out[j] = inv[:, point.index(same[0])] * r.div
-    return out
 
 
 @dataclass
@@ -441,35 +397,69 @@ def _stride(coeffs: np.ndarray, step: np.ndarray) -> float:
     return 1e6  # moves to another row (or plane)
 
 
+# A reference: an array and how the access moves along each loop of its statement's chain (the
+# loops it does not move along left out).  Accesses with the same key are one uniformly
+# generated set (A[i][j] and A[i][j-1], or a producer's A[i][j] and a fused consumer's): they
+# share cache lines and are counted once.  Different keys of one array are different data.
+Reference = tuple[str, tuple[tuple[int, tuple[float, ...]], ...]]
+
+
 class _Memory:
-    """Cache traffic by footprints (see the module docstring)."""
+    """Cache traffic by footprints (see the module docstring), per reference: an access the loop
+    does not move stays in cache while one it moves comes again each iteration (cholesky's
+    `A[i][k]` along j, beside `A[j][k]`; counted per array, both came again)."""
 
     def __init__(self, L: Lowered, rates: _Rates, facts, chains, program: Program):
         self.L, self.rates, self.facts, self.chains, self.program = L, rates, facts, chains, program
         self.memo: dict = {}
+        self.refs: dict[str, list[Reference]] = {}
 
     def capacities(self, threads: float) -> tuple[float, float, float]:
         r = self.rates
         return FILL * r.l1_bytes, FILL * r.l2_bytes, FILL * r.l3_bytes / max(1.0, threads)
 
-    def footprint(self, node: LoopNode) -> dict[str, float]:
-        """Per array, the bytes of cache lines one execution of `node` touches (all its iterations)."""
+    def references(self, s: str) -> list[Reference]:
+        """The reference of each access of statement `s`."""
+        if s not in self.refs:
+            out = []
+            for array, coeffs, _, _ in self.facts[s].accesses:
+                moves = []
+                for l in self.chains[s]:
+                    m = coeffs @ l.step
+                    if np.abs(m).max(initial=0.0) > 1e-8:
+                        moves.append((l.row, tuple(np.round(m, 6).tolist())))
+                out.append((array, tuple(moves)))
+            self.refs[s] = out
+        return self.refs[s]
+
+    def footprint(self, node: LoopNode) -> dict[Reference, float]:
+        """Per reference, the bytes of cache lines one execution of `node` touches (all its
+        iterations); an array's references together at most the whole array."""
         key = ("fp", node.key())
         if key in self.memo:
             return self.memo[key]
-        ranges: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        ranges: dict[Reference, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for s in node.statements:
             inside = [l for l in self.chains[s] if l.row >= node.row]
-            for array, coeffs, consts, _ in self.facts[s].accesses:
-                span = np.ones(coeffs.shape[0]) if coeffs.shape[0] else np.ones(0)
+            for ref, (_, coeffs, consts, _) in zip(self.references(s), self.facts[s].accesses):
+                span = np.ones(coeffs.shape[0])
                 for l in inside:
                     span = span + np.abs(coeffs @ l.step) * max(0.0, l.extent - 1)
                 lo, hi = consts, consts
-                if array in ranges:
-                    span0, lo0, hi0 = ranges[array]
+                if ref in ranges:
+                    span0, lo0, hi0 = ranges[ref]
                     span, lo, hi = np.maximum(span, span0), np.minimum(lo, lo0), np.maximum(hi, hi0)
-                ranges[array] = (span, lo, hi)
-        out = {array: self._lines(array, span + (hi - lo)) * LINE for array, (span, lo, hi) in ranges.items()}
+                ranges[ref] = (span, lo, hi)
+        out = {ref: self._lines(ref[0], span + (hi - lo)) * LINE for ref, (span, lo, hi) in ranges.items()}
+        per_array: dict[str, float] = {}
+        for ref, b in out.items():
+            per_array[ref[0]] = per_array.get(ref[0], 0.0) + b
+        for array, total in per_array.items():
+            whole = self._lines(array, np.array(self.program.arrays[array].extent, dtype=float)) * LINE
+            if total > whole > 0:
+                for ref in out:
+                    if ref[0] == array:
+                        out[ref] *= whole / total
         self.memo[key] = out
         return out
 
@@ -485,10 +475,10 @@ class _Memory:
         """Bytes `node` brings into a cache of `capacity` over one execution."""
         return sum(self._traffic(node, capacity).values())
 
-    def _traffic(self, node: LoopNode, capacity: float) -> dict[str, float]:
-        """Per array, the bytes `node` brings into a cache of `capacity` over one execution.  When
-        its footprint does not fit, each iteration brings its children's traffic again, except
-        for arrays none of its statements moves along it: those stay (if they fit) and come once."""
+    def _traffic(self, node: LoopNode, capacity: float) -> dict[Reference, float]:
+        """Per reference, the bytes `node` brings into a cache of `capacity` over one execution.
+        When its footprint does not fit, each iteration brings its children's traffic again,
+        except for the references it does not move: those stay (if they fit) and come once."""
         key = ("t", node.key(), capacity)
         if key in self.memo:
             return self.memo[key]
@@ -497,46 +487,34 @@ class _Memory:
             out = dict(fp)
         else:
             extent = max((self._extent(s, node.row) for s in node.statements), default=1.0)
-            per: dict[str, float] = {}
+            per: dict[Reference, float] = {}
             for child in node.children:
                 part = self._traffic(child, capacity) if isinstance(child, LoopNode) \
                     else self._statement_bytes(child, node.row)
-                for a, b in part.items():
-                    per[a] = per.get(a, 0.0) + b
-            still = self._invariant(node)
-            kept = {a: b for a, b in per.items() if a in still}
+                for ref, b in part.items():
+                    per[ref] = per.get(ref, 0.0) + b
+            kept = {ref: b for ref, b in per.items() if all(row != node.row for row, _ in ref[1])}
             if sum(kept.values()) > capacity:
                 kept = {}
-            out = {a: (b if a in kept else extent * b) for a, b in per.items()}
+            out = {ref: (b if ref in kept else extent * b) for ref, b in per.items()}
         self.memo[key] = out
         return out
-
-    def _invariant(self, node: LoopNode) -> set[str]:
-        """Arrays that no access under `node` moves along its loop."""
-        moving, seen = set(), set()
-        for s in node.statements:
-            step = next((l.step for l in self.chains[s] if l.row == node.row), None)
-            for array, coeffs, _, _ in self.facts[s].accesses:
-                seen.add(array)
-                if step is None or _stride(coeffs, step) != 0:
-                    moving.add(array)
-        return seen - moving
 
     def _extent(self, s: str, row: int) -> float:
         return next((l.extent for l in self.chains[s] if l.row == row), 1.0)
 
-    def _statement_bytes(self, s: str, row: int) -> dict[str, float]:
+    def _statement_bytes(self, s: str, row: int) -> dict[Reference, float]:
         """Bytes one execution of statement `s` brings in when the loop at `row` around it walks
         out of cache: nothing for what stays put, an element for a contiguous walk, a line for a jump."""
         step = next((l.step for l in self.chains[s] if l.row == row), None)
-        out: dict[str, float] = {}
-        for array, coeffs, _, _ in self.facts[s].accesses:
+        out: dict[Reference, float] = {}
+        for ref, (array, coeffs, _, _) in zip(self.references(s), self.facts[s].accesses):
             arr = self.program.arrays[array]
             if not arr.rank:
                 continue
             stride = _stride(coeffs, step) if step is not None else 1e6
             moved = 0.0 if stride == 0 else (arr.dtype.nbytes * stride if stride * arr.dtype.nbytes < LINE else LINE)
-            out[array] = max(out.get(array, 0.0), moved)
+            out[ref] = max(out.get(ref, 0.0), moved)
         return out
 
 

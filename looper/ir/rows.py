@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
+import numpy as np
+
 ROWS_PER_LEVEL = 2  # a loop row and the static row after it
 TILE_ROWS = 2  # rows a tiled loop adds: its tile loop and a static row
 
@@ -178,3 +180,51 @@ def row_label(row: Row, iterators: tuple[str, ...]) -> str:
     if row.div != 1:
         return f"{text}_t" if len(terms) == 1 and text.isidentifier() else f"({text})_t"
     return text
+
+
+def fixed_rows(rows: tuple[Row, ...], loop_rows: list[int]) -> frozenset[int]:
+    """Point rows (no tile, no wavefront) that combine the point rows before them: the loops
+    around them already fix their value, so they run once and move nothing.  isl's schedules
+    repeat a statement's rows where the statement has fewer loops than the band (cholesky's
+    `A[i][i] = sqrt(..)` under isl's Pluto schedule: rows i, i, i)."""
+    fixed: set[int] = set()
+    basis: list[tuple[int, ...]] = []
+    for k in loop_rows:
+        r = rows[k]
+        if r.div != 1 or r.extra:
+            continue
+        if basis and np.linalg.matrix_rank(np.array(basis + [r.coeffs], dtype=float)) == len(basis):
+            fixed.add(k)
+        else:
+            basis.append(r.coeffs)
+    return frozenset(fixed)
+
+
+def inverse_steps(depth: int, rows: tuple[Row, ...], loop_rows: list[int],
+                  fixed: frozenset[int] | None = None) -> np.ndarray:
+    """How a unit step of each loop row moves a statement's `depth` iterators, one row of the
+    result per entry of `loop_rows`.  The point rows that are not `fixed` (`fixed_rows`) span the
+    iterators; a step of one moves them by the matching column of their (pseudo-)inverse: the
+    exact inverse when they are square, as for any unimodular nest.  A tile row steps by its
+    size along its point row's direction; a fixed row, or one outside the point rows, moves
+    nothing.  All zeros when the point rows do not span the iterators."""
+    out = np.zeros((len(loop_rows), depth))
+    if depth == 0:
+        return out
+    fixed = fixed_rows(rows, loop_rows) if fixed is None else fixed
+    point = [k for k in loop_rows if rows[k].div == 1 and k not in fixed]
+    T = np.array([rows[k].coeffs for k in point], dtype=float).reshape(len(point), depth)
+    if T.shape[0] < depth:
+        return out
+    inv = np.linalg.pinv(T)
+    for j, k in enumerate(loop_rows):
+        r = rows[k]
+        if k in fixed:
+            continue
+        if r.div == 1:
+            out[j] = inv[:, point.index(k)]
+        else:
+            same = [p for p in point if rows[p].coeffs == r.coeffs]
+            if same:
+                out[j] = inv[:, point.index(same[0])] * r.div
+    return out

@@ -174,3 +174,18 @@ def test_a_point_s_machine_column_is_its_target():
     assert t.threads == 2 and t.cpu.startswith("AMD EPYC (family 25")
     none = target_of(None, 2)
     assert none.limits is None and none.caches == ()
+
+
+def test_a_statement_whose_rows_isl_repeats_keeps_its_strides():
+    """isl's schedules repeat a statement's rows where it has fewer loops than the band
+    (cholesky's `A[i][i] = sqrt(A[i][i])` under isl's Pluto schedule: rows i, i, i): its first loop
+    walks the diagonal and the repeats move nothing.  Version 5 gave every loop of it stride zero
+    (its point rows were not square); the strides now come from the terms' steps (`rows.inverse_steps`)."""
+    from looper.transforms.isl_schedule import VARIANTS, IslSchedule, isl_variants
+    p = parse_file(kernel_path("cholesky"), "SMALL")
+    rows = dict(zip(VARIANTS, isl_variants(p)))["pluto"]
+    f = featurize(Schedule(p, (IslSchedule(rows, "pluto"),)), ProgramInfo(p))
+    k = next(j for j, st in enumerate(p.statements) if st.depth == 1)
+    strides = _access_rows(f, k)[0, ACCESS["stride"]]
+    assert strides[0] == pytest.approx(np.log1p(p.sizes["N"] + 1))  # A[i][i] along i: a row and one
+    assert not strides[1:].any()

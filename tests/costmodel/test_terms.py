@@ -9,6 +9,7 @@ import pytest
 
 from helpers import TARGET
 from looper.costmodel import terms
+from looper.ir.rows import inverse_steps
 from looper.ir.schedule import Row
 from looper.lang.parse import parse_file
 from looper.poly.count import count_points
@@ -108,7 +109,7 @@ def test_a_row_the_loops_around_it_fix_runs_once_and_moves_nothing():
     box = [(0, 99), (0, 99)]
     rows = (Row((1, 0)), Row((0, 1)), Row((0, 1)))
     assert terms._extents(rows, [0, 1, 2], box) == pytest.approx([100, 100, 1])
-    steps = terms._inverse_steps(2, rows, [0, 1, 2])
+    steps = inverse_steps(2, rows, [0, 1, 2])
     assert steps.tolist() == [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
     skewed = (Row((1, 0)), Row((1, 1)), Row((2, 1)))  # (i, i+j, 2i+j): the third is fixed too
     assert terms._extents(skewed, [0, 1, 2], box) == pytest.approx([100, 100, 1])
@@ -151,3 +152,31 @@ def test_a_register_tile_inside_a_cache_tile_runs_within_it():
     rows = (Row((1, 0, 0), div=168), Row((0, 1, 0), div=192), Row((0, 0, 1), div=672),
             Row((1, 0, 0), div=8), Row((0, 0, 1), div=24), Row((0, 1, 0)), Row((1, 0, 0)), Row((0, 0, 1)))
     assert terms._extents(rows, list(range(8)), box) == [12, 14, 4, 21, 28, 192, 8, 24]
+
+
+ROW_AND_ROWS = '''
+SIZES = {"L": dict(N=4000, M=4000)}
+def kernel(N: int, M: int, A: f64[N, M], s: f64[N]):
+    for j in range(N):
+        for k in range(M):
+            s[j] += A[0, k] * A[j, k]
+OUTPUTS = ["s"]
+'''
+
+
+def test_a_reference_the_loop_does_not_move_comes_once():
+    """Along j, A[0][k] stays where A[j][k] moves on: under a j loop whose footprint does not fit,
+    row 0 comes once and each row of A[j][k] once.  Reuse counted per array brought row 0 again
+    every j, since another access of A moves (cholesky's A[i][k] beside A[j][k])."""
+    from looper.lang.parse import parse_source
+    p = parse_source(ROW_AND_ROWS, "row.py", "L")
+    L = Schedule(p).lowered
+    facts = terms._facts(p)
+    chains = {st.name: terms._chain(st, L, facts[st.name]) for st in p.statements}
+    mem = terms._Memory(L, terms._rates(TARGET, 8), facts, chains, p)
+    l2 = mem.capacities(1.0)[1]
+    row = 4000 * 8
+    assert row * 3 < l2 < 4000 * row  # a few rows fit, the matrix does not
+    traffic = mem._traffic(L.tree.roots[0], l2)
+    of_a = sorted(b for ref, b in traffic.items() if ref[0] == "A")
+    assert of_a == pytest.approx([row, 4000 * row], rel=0.01)
