@@ -362,6 +362,6 @@ def test_the_shipped_model_covers_the_grown_space_and_predicts_what_it_predicted
     assert got[4] > got[3]
 
 
-# looper-v9's predictions (looper at de5446e): the original, the split, the split with k innermost,
+# looper-v9's predictions (looper at 77f186c): the original, the split, the split with k innermost,
 # that parallel and tiled 32x32, that parallel and register-tiled 6x32
 V9_GEMM_MEDIUM = [1.3195008, 1.305614, 0.83419824, 0.48195747, 3.587588]
