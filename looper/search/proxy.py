@@ -32,6 +32,7 @@ from typing import Mapping
 from ..errors import LooperError
 from ..ir.program import Guard, Loop, Node, Program
 from ..lang.resize import Origin
+from ..poly.count import count_points
 from ..poly.deps import Dependences
 from ..poly.legality import replay
 from ..runtime.status import Status
@@ -51,6 +52,13 @@ CARRIED = 8  # loop structures whose best schedule is replayed on the program (a
 # 2mm LARGE's half-size candidates ran 6-40 ms against a 5 ms first parallel region, and one
 # schedule's three runs spread 6.4-18.5 ms
 STAND_IN_NOISE = 10
+# A stand-in is of another memory regime when the program's original runs this many times longer
+# than their statement instances alone explain: nussinov LARGE ran 3.1 s, its stand-in (N=834 of
+# 2500) 60 ms, 52x the time for 27x the work; its 25 MB table outgrows a thread's share of L3 where
+# the stand-in's 2.8 MB does not, and the stand-in's candidates all ran 40-60 ms, too close to rank
+REGIME = 1.5
+# ...and the rounds then run on the program when they would take about this long there or less
+PROGRAM_ROUNDS_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -215,3 +223,30 @@ def rounds_on_program(stand_in_seconds: float, program_seconds: float, predicted
     return (f"rounds measured at the program's sizes after all: at the ranking's {predicted:.1f}x its candidates "
             f"would run about {1e3 * on_stand_in:.0f} ms on the stand-in, a few starts of a thread team "
             f"({1e3 * first_region:.1f} ms here), and about {1e3 * on_program:.0f} ms on the program")
+
+
+def instances(program: Program) -> int:
+    """How many times the program's statements run in all: its work, for comparing sizes."""
+    return sum(count_points(s.domain) for s in program.statements if not s.domain.is_empty())
+
+
+def regime_apart(stand_in_seconds: float, program_seconds: float, work_ratio: float, predicted: float,
+                 candidates: int) -> str | None:
+    """Why the hybrid's rounds should run on the program after all, though it is long, because its
+    stand-in runs in a faster memory regime (None: it scales with its work, or the program's rounds
+    would cost too much).  `work_ratio`: the program's statement instances over the stand-in's;
+    `candidates`: how many the rounds measure, each about twice (a checked run, a timed one), at the
+    ranking's `predicted` speedup.  A stand-in whose arrays fit a cache the program's outgrow runs
+    every schedule near its compute bound and cannot rank those that save memory traffic."""
+    if stand_in_seconds <= 0.0 or program_seconds < LONG_SECONDS or work_ratio <= 0.0:
+        return None  # a shorter program's stand-in runs milliseconds, where a ratio of times is noise
+    scaling = program_seconds / stand_in_seconds
+    if scaling < REGIME * work_ratio:
+        return None
+    cost = 2 * candidates * program_seconds / max(predicted, 1.0)
+    if cost > PROGRAM_ROUNDS_SECONDS:
+        return None
+    return (f"rounds measured at the program's sizes after all: its original ran {scaling:.0f}x as long as the "
+            f"stand-in's for {work_ratio:.0f}x the work, so the stand-in's arrays sit in faster memory and it "
+            f"cannot rank what saves traffic; at the ranking's {max(predicted, 1.0):.1f}x the rounds would take "
+            f"about {cost:.0f} s on the program")

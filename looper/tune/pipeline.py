@@ -38,7 +38,7 @@ from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
 from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
 from ..search.policy import SearchPolicy, policy_for, refining
-from ..search.proxy import StandIn, automatic, carry, rounds_on_program, stand_in
+from ..search.proxy import StandIn, automatic, carry, instances, regime_apart, rounds_on_program, stand_in
 from ..search.restraint import estimated_seconds, restraint, team_start
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
@@ -104,11 +104,16 @@ class Search:
 
     def _rounds_on(self, ranking: SearchResult) -> OnStandIn | None:
         """Where the hybrid's rounds run: on the stand-in, unless the ranking's candidates would
-        run there for only a few team starts (`search.proxy.rounds_on_program`)."""
+        run there for only a few team starts (`search.proxy.rounds_on_program`) or it runs in a
+        faster memory regime than the program (`search.proxy.regime_apart`)."""
         if self.stand_in is None:
             return None
-        why = rounds_on_program(self.stand_in_measure.original_seconds(), self.measure.original_seconds(),
-                                ranking.best_score.speedup, self.first_region)
+        on_stand_in, on_program = self.stand_in_measure.original_seconds(), self.measure.original_seconds()
+        predicted = ranking.best_score.speedup
+        h = self.options.hybrid
+        work_ratio = instances(self.program) / max(instances(self.stand_in.program), 1)
+        why = (rounds_on_program(on_stand_in, on_program, predicted, self.first_region)
+               or regime_apart(on_stand_in, on_program, work_ratio, predicted, h.rounds * h.per_round))
         if why is not None:
             self.notes.append(why)
             return None

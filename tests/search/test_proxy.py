@@ -235,3 +235,33 @@ def test_the_rounds_leave_a_stand_in_whose_candidates_would_run_a_few_team_start
     assert rounds_on_program(0.175, 1.4, 11.7, 74e-6) is None  # a team's start is cheap there
     assert rounds_on_program(0.175, 1.4, 1.0, 0.0051) is None  # nothing predicted faster: no basis
     assert rounds_on_program(0.175, 1.4, 11.7, 0.0) is None  # one thread
+
+
+def test_the_rounds_leave_a_stand_in_that_runs_in_a_faster_memory_regime():
+    """nussinov LARGE on this project's EPYC: the original 3.1 s, its stand-in (N=834 of 2500,
+    27x fewer statement instances) 60 ms, 52x faster: its table fits the caches the program's
+    outgrows, every candidate ran 40-60 ms there and the parallel wavefront that runs 3.4x gcc was
+    never measured.  At the ranking's 2.5x, 24 candidates run about a minute on the program, so
+    the rounds run there.  A stand-in whose time scales with its work keeps the rounds, as does a
+    program whose rounds would take minutes (floyd-warshall LARGE, 15 s) or one too short for a
+    ratio of times to mean anything."""
+    from looper.search.proxy import regime_apart
+    why = regime_apart(0.060, 3.1, 27.0, 2.5, 24)
+    assert why is not None and "52x as long as the stand-in's for 27x the work" in why and "about 60 s" in why
+    assert regime_apart(0.120, 3.1, 27.0, 2.5, 24) is None  # 26x for 27x: one regime
+    assert regime_apart(0.030, 15.4, 256.0, 1.5, 24) is None  # 513x for 256x, but 493 s of rounds on the program
+    assert regime_apart(0.060, 3.1, 27.0, 0.5, 24) is None  # nothing predicted faster: 149 s at the original's pace
+    assert regime_apart(0.060, 3.1, 27.0, 0.5, 16) is not None  # 99 s
+    assert regime_apart(0.002, 0.5, 8.0, 2.0, 24) is None  # half a second: noise
+    assert regime_apart(0.0, 3.1, 27.0, 2.5, 24) is None  # the stand-in's original failed
+
+
+def test_a_programs_work_is_its_statement_instances():
+    """The work ratio of a stand-in: gemm's two statements, NI*NJ and NI*NJ*NK instances."""
+    from looper.search.proxy import instances
+    gemm = parse_file(kernel_path("gemm"), "MEDIUM")
+    ni, nj, nk = (gemm.sizes[k] for k in ("NI", "NJ", "NK"))
+    assert instances(gemm) == ni * nj + ni * nj * nk
+    half = stand_in(gemm, Proxy(sizes=2))
+    assert not isinstance(half, str)
+    assert instances(gemm) / instances(half.program) == pytest.approx(8.0, rel=0.05)
