@@ -1,7 +1,9 @@
 """Markdown tables of a `looper bench polybench --input native --ceiling` results file: the
 default's speedup over gcc beside the peers', the harness effect apart, the measuring search's
-answer as a ceiling, search seconds and the default's GFLOP/s.  What docs/results.md and the
-README show is printed by this script from the committed JSON.
+answer as a ceiling, search seconds and the default's GFLOP/s; and, when the bench ran
+`--variant`s (another model, the model alone), their columns beside the default's, with the
+default's speedup over each.  What docs/results.md and the README show is printed by this script
+from the committed JSON.
 
     python scripts/bench_tables.py benchmarks/results/2026-11-26-default-vs-peers-native/bench-MEDIUM.json
 
@@ -92,6 +94,36 @@ def tables(data: dict) -> str:
                  gf, f"{lo.get('search_seconds') or 0:.1f}", f"{s.get(CEILING, {}).get('search_seconds') or 0:.1f}",
                  f"`{seq}`"]
         lines.append("| " + " | ".join(cells) + " |")
+    variants = sorted({n for r in rows for n in r["systems"] if n.startswith("looper-") and n != CEILING})
+    if variants:
+        lines += ["", variant_table(rows, sp, variants)]
+    return "\n".join(lines)
+
+
+def variant_table(rows: list[dict], sp: dict[str, dict[str, float | None]], variants: list[str]) -> str:
+    """The default beside each `--variant` (speedup over gcc, search seconds), the variant over
+    the default per kernel, and their geomeans: every ratio from one kernel's own rounds."""
+    def cell(s: dict, k: str, name: str) -> str:
+        return f"{_x(sp[k].get(name))}, {s.get(name, {}).get('search_seconds') or 0:.0f} s"
+
+    head = ["kernel", "gcc (ms)", "looper"] + variants + [f"{v} / looper" for v in variants]
+    lines = ["| " + " | ".join(head) + " |", "| --- | ---: |" + " --- |" * (1 + len(variants))
+             + " ---: |" * len(variants)]
+    over: dict[str, list[float]] = {v: [] for v in variants}
+    for r in rows:
+        k, s = r["kernel"], r["systems"]
+        ratios = []
+        for v in variants:
+            a, b = sp[k].get(v), sp[k].get("looper")
+            ratios.append(_x(a / b) if a and b else "-")
+            if a and b:
+                over[v].append(a / b)
+        lines.append("| " + " | ".join([k, f"{s['gcc']['mean'] * 1e3:.3f}", cell(s, k, "looper"),
+                                        *(cell(s, k, v) for v in variants), *ratios]) + " |")
+    gm = [f"**{geomean(over[v]):.3f}x**" if over[v] else "-" for v in variants]
+    lines.append("| geomean | | " + " | ".join(
+        [_x(geomean([x for x in (sp[r['kernel']].get(n) for r in rows) if x])) for n in ["looper"] + variants])
+        + " | " + " | ".join(gm) + " |")
     return "\n".join(lines)
 
 
