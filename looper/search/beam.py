@@ -19,7 +19,7 @@ from typing import Callable
 
 from ..ir.program import Program
 from ..poly.deps import Dependences
-from ..poly.legality import check_step
+from ..poly.legality import check_step, is_parallel
 from ..runtime.builder import ProgramBuilder
 from ..runtime.status import Status
 from ..target import Target
@@ -47,6 +47,7 @@ class BeamState:
     seen_keys: set[str] = field(default_factory=set)
     scored: dict[tuple, Score] = field(default_factory=dict)
     printed: dict[tuple, str] = field(default_factory=dict)  # identity -> the kernel's C (`select`)
+    parallel: dict[tuple, bool] = field(default_factory=dict)  # identity -> `may_run_parallel`
     lanes: list[Scored] = field(default_factory=list)
     start: float = field(default_factory=time.perf_counter)
     machinery: float = 0.0
@@ -230,11 +231,14 @@ def unscored(fresh: list[Explored], scored: dict) -> int:
     return sum(1 for e in fresh if e.schedule.identity not in scored)
 
 
-def select(state: BeamState, fresh: list[Explored]) -> list[tuple[Schedule, Score, float]]:
+def select(state: BeamState, fresh: list[Explored], deps: Dependences | None = None,
+           evaluator: Evaluator | None = None) -> list[tuple[Schedule, Score, float]]:
     """The next beam: the best `policy.beam` distinct schedules among the parents ("apply
     nothing", which a child must beat by `min_gain`) and their scored children, plus the best
-    refinement of the original loop structure when none of them is one, and (`keep_sequential`)
-    the best schedule without threads when all of them start a team.  Returns the ranked pool.
+    refinement of the original loop structure when none of them is one, (`keep_sequential`)
+    the best schedule without threads when all of them start a team, and (`keep_parallel`, with
+    `deps` and `evaluator`) the one whose free loops run best on threads when none of them has a
+    loop that may (`best_on_threads`).  Returns the ranked pool.
 
     Distinct means printing different C: schedules whose rows differ only in the constants that
     order statements can print the same loops (cholesky's fuse then distribute gives back the
@@ -280,10 +284,65 @@ def select(state: BeamState, fresh: list[Explored]) -> list[tuple[Schedule, Scor
                           and s.from_isl not in origins and s.identity not in taken), None)
             if other is not None:
                 next_beam.append(other)
+    if state.policy.keep_parallel and state.policy.sequential is None and evaluator is not None \
+            and not any(may_run_parallel(state, deps, s) for s, _ in next_beam):
+        freed = best_on_threads(state, deps, evaluator, [(s, sc) for s, sc, _ in pool
+                                                         if s.identity not in {t.identity for t, _ in next_beam}])
+        if freed is not None:
+            next_beam.append(freed)
     state.beam = next_beam
     if next_beam and next_beam[0][1].speedup > state.best[1].speedup * (1 + gain):
         state.best = next_beam[0]
     return pool
+
+
+def may_run_parallel(state: BeamState, deps: Dependences, s: Schedule) -> bool:
+    """Whether `s` runs a loop on threads or has one that carries no dependence (remembered per
+    schedule in `state.parallel`)."""
+    known = state.parallel.get(s.identity)
+    if known is None:
+        L = s.lowered
+        known = bool(L.parallel) or any(is_parallel(deps, L, loop.row, set(loop.statements))
+                                        for loop in L.tree.loops())
+        state.parallel[s.identity] = known
+    return known
+
+
+# Schedules with free loops whose parallel form `best_on_threads` scores, best first
+LOOKAHEAD = 12
+
+
+def best_on_threads(state: BeamState, deps: Dependences, evaluator: Evaluator, pool: list[Scored]
+                    ) -> Scored | None:
+    """Of the first `LOOKAHEAD` schedules of `pool` (best first) that may run a loop in parallel,
+    the one whose outermost free loops run best on threads, by `evaluator`'s score of that
+    parallel form; the schedule itself is kept, and the parallel level proposes its loops.  A
+    wavefront is slower than the original until its free loop runs on threads: scored as it
+    is, the beam drops it before that level."""
+    from ..transforms import Parallelize
+    from ..transforms.registry import CandidateContext
+    freed: list[Scored] = []
+    forms: list[Schedule] = []
+    for s, sc in pool:
+        if len(freed) == LOOKAHEAD:
+            break
+        if not may_run_parallel(state, deps, s):
+            continue
+        if s.lowered.parallel:
+            form = s
+        else:
+            ctx = CandidateContext(s.lowered, deps, state.policy.target, grown=state.policy.grown)
+            first = next(Parallelize.candidates(ctx), None)
+            if first is None:
+                continue
+            form = s.then(first)
+        freed.append((s, sc))
+        forms.append(form)
+    if not freed:
+        return None
+    scores = evaluator.evaluate(state.program, forms)
+    ranked_ = sorted(zip(freed, scores), key=lambda p: -(p[1].speedup if p[1].ok else 0.0))
+    return ranked_[0][0] if ranked_[0][1].ok else None
 
 
 def explore(state: BeamState, pool: list, fresh: list[Explored], children: dict[str, list[Explored]],
@@ -376,7 +435,7 @@ def beam_search(program: Program, deps: Dependences, evaluator: Evaluator,
         if progress:
             progress(level, depth, unscored(fresh, state.scored))
         score(state, fresh, evaluator, level)
-        pool = select(state, fresh)
+        pool = select(state, fresh, deps, evaluator)
         if policy.explore:
             explore(state, pool, fresh, children, level, depth)
     best = answer(state, deps, evaluator)

@@ -631,3 +631,29 @@ def test_a_finalist_that_wins_within_the_noise_is_timed_again_and_written(gemm_r
     assert ev.timings == 2  # the confirmation, then the second look
     assert best.best.steps and report.judgement.faster and len(report.judgement.answer) == 16
     assert any("won within the noise, so both were timed again as often: written" in n for n in report.notes)
+
+
+def test_a_wavefront_that_frees_a_loop_reaches_the_parallel_level(tmp_path):
+    """nussinov: no loop of the original may run in parallel, and a wavefront that frees one runs
+    slower than the original until that loop runs on threads, so the beam dropped every
+    wavefront at the affine levels and the ranking held no parallel loop at all (LARGE: the
+    default's time tile ran 0.72x of the measuring search's parallel wavefront).  The beam keeps
+    the schedule whose free loops score best on threads; its parallel forms are ranked, round one
+    measures one, and they compute what the original does on 1 and 3 threads."""
+    p = parse_file(kernel_path("nussinov"), "SMALL")
+    d = compute_dependences(p)
+    policy = policy_for("hybrid", target=TARGET)
+    assert policy.keep_parallel
+
+    def threaded(pol) -> list:
+        cands = ranked(beam_search(p, d, Ranking(p, TARGET), pol), regions=True)
+        return cands, [c for c in cands if c.family == "parallel"]
+
+    _, without = threaded(policy.with_(keep_parallel=False))
+    assert not without
+    cands, freed = threaded(policy)
+    assert freed and all(any(t.kind == "skew" for t in c.schedule.steps) for c in freed)
+    assert any(c.threaded and c.family == "parallel" for c in first_round(cands, 8))
+    forms = [c.schedule for c in freed[:3]]
+    assert differential(p, forms, tmp_path, threads=1) == []
+    assert differential(p, forms, tmp_path, threads=3) == []
