@@ -240,8 +240,8 @@ def test_the_rounds_leave_a_stand_in_whose_candidates_would_run_a_few_team_start
 def test_the_rounds_leave_a_stand_in_that_runs_in_a_faster_memory_regime():
     """nussinov LARGE on this project's EPYC: the original 3.1 s, its stand-in (N=834 of 2500,
     27x fewer statement instances) 60 ms, 52x faster: its table fits the caches the program's
-    outgrows, every candidate ran 40-60 ms there and the parallel wavefront that runs 3.4x gcc was
-    never measured.  At the ranking's 2.5x, 24 candidates run about a minute on the program, so
+    outgrows, and every candidate ran 40-60 ms there, where at its size a time tile ran 1.2 s and
+    a plain tile 1.5 s.  At the ranking's 2.5x, 24 candidates run about a minute on the program, so
     the rounds run there.  A stand-in whose time scales with its work keeps the rounds, as does a
     program whose rounds would take minutes (floyd-warshall LARGE, 15 s) or one too short for a
     ratio of times to mean anything."""
