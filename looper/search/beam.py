@@ -284,12 +284,8 @@ def select(state: BeamState, fresh: list[Explored], deps: Dependences | None = N
                           and s.from_isl not in origins and s.identity not in taken), None)
             if other is not None:
                 next_beam.append(other)
-    if state.policy.keep_parallel and state.policy.sequential is None and evaluator is not None \
-            and not any(may_run_parallel(state, deps, s) for s, _ in next_beam):
-        freed = best_on_threads(state, deps, evaluator, [(s, sc) for s, sc, _ in pool
-                                                         if s.identity not in {t.identity for t, _ in next_beam}])
-        if freed is not None:
-            next_beam.append(freed)
+    if state.policy.keep_parallel and state.policy.sequential is None and evaluator is not None:
+        next_beam += kept_free(state, deps, evaluator, pool, next_beam)
     state.beam = next_beam
     if next_beam and next_beam[0][1].speedup > state.best[1].speedup * (1 + gain):
         state.best = next_beam[0]
@@ -310,6 +306,17 @@ def may_run_parallel(state: BeamState, deps: Dependences, s: Schedule) -> bool:
 
 # Schedules with free loops whose parallel form `best_on_threads` scores, best first
 LOOKAHEAD = 12
+
+
+def kept_free(state: BeamState, deps: Dependences, evaluator: Evaluator, pool: list, beam: list[Scored]
+              ) -> list[Scored]:
+    """The member `keep_parallel` adds to `beam` (none when a member may already run a loop in
+    parallel, or no candidate of `pool` may)."""
+    if any(may_run_parallel(state, deps, s) for s, _ in beam):
+        return []
+    taken = {s.identity for s, _ in beam}
+    freed = best_on_threads(state, deps, evaluator, [(s, sc) for s, sc, _ in pool if s.identity not in taken])
+    return [freed] if freed is not None else []
 
 
 def best_on_threads(state: BeamState, deps: Dependences, evaluator: Evaluator, pool: list[Scored]
