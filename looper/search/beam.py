@@ -19,7 +19,7 @@ from typing import Callable
 
 from ..ir.program import Program
 from ..poly.deps import Dependences
-from ..poly.legality import check_step, is_parallel
+from ..poly.legality import check_step
 from ..runtime.builder import ProgramBuilder
 from ..runtime.status import Status
 from ..target import Target
@@ -47,7 +47,7 @@ class BeamState:
     seen_keys: set[str] = field(default_factory=set)
     scored: dict[tuple, Score] = field(default_factory=dict)
     printed: dict[tuple, str] = field(default_factory=dict)  # identity -> the kernel's C (`select`)
-    parallel: dict[tuple, bool] = field(default_factory=dict)  # identity -> `may_run_parallel`
+    parallel: dict[tuple, Schedule | None] = field(default_factory=dict)  # identity -> `parallel_form`
     lanes: list[Scored] = field(default_factory=list)
     start: float = field(default_factory=time.perf_counter)
     machinery: float = 0.0
@@ -292,16 +292,27 @@ def select(state: BeamState, fresh: list[Explored], deps: Dependences | None = N
     return pool
 
 
+def parallel_form(state: BeamState, deps: Dependences, s: Schedule) -> Schedule | None:
+    """`s` with its outermost free loops on threads, the parallel level's first candidate (`s`
+    itself when it already runs a loop on threads; None: no loop of it may), remembered per
+    schedule in `state.parallel`."""
+    if s.identity not in state.parallel:
+        from ..transforms import Parallelize
+        from ..transforms.registry import CandidateContext
+        form = None
+        if s.lowered.parallel:
+            form = s
+        else:
+            ctx = CandidateContext(s.lowered, deps, state.policy.target, grown=state.policy.grown)
+            first = next(Parallelize.candidates(ctx), None)
+            form = s.then(first) if first is not None else None
+        state.parallel[s.identity] = form
+    return state.parallel[s.identity]
+
+
 def may_run_parallel(state: BeamState, deps: Dependences, s: Schedule) -> bool:
-    """Whether `s` runs a loop on threads or has one that carries no dependence (remembered per
-    schedule in `state.parallel`)."""
-    known = state.parallel.get(s.identity)
-    if known is None:
-        L = s.lowered
-        known = bool(L.parallel) or any(is_parallel(deps, L, loop.row, set(loop.statements))
-                                        for loop in L.tree.loops())
-        state.parallel[s.identity] = known
-    return known
+    """Whether `s` runs a loop on threads or has one that carries no dependence."""
+    return parallel_form(state, deps, s) is not None
 
 
 # Schedules with free loops whose parallel form `best_on_threads` scores, best first
@@ -326,25 +337,15 @@ def best_on_threads(state: BeamState, deps: Dependences, evaluator: Evaluator, p
     parallel form; the schedule itself is kept, and the parallel level proposes its loops.  A
     wavefront is slower than the original until its free loop runs on threads: scored as it
     is, the beam drops it before that level."""
-    from ..transforms import Parallelize
-    from ..transforms.registry import CandidateContext
     freed: list[Scored] = []
     forms: list[Schedule] = []
     for s, sc in pool:
         if len(freed) == LOOKAHEAD:
             break
-        if not may_run_parallel(state, deps, s):
-            continue
-        if s.lowered.parallel:
-            form = s
-        else:
-            ctx = CandidateContext(s.lowered, deps, state.policy.target, grown=state.policy.grown)
-            first = next(Parallelize.candidates(ctx), None)
-            if first is None:
-                continue
-            form = s.then(first)
-        freed.append((s, sc))
-        forms.append(form)
+        form = parallel_form(state, deps, s)
+        if form is not None:
+            freed.append((s, sc))
+            forms.append(form)
     if not freed:
         return None
     scores = evaluator.evaluate(state.program, forms)
