@@ -95,6 +95,12 @@ def kernel_work(program: Program) -> KernelWork:
     return KernelWork(stmts, compulsory_bytes(program), _precision(program, stmts))
 
 
+def instances(program: Program) -> int:
+    """How many times `program`'s statements run in all: its work, for comparing its sizes (the
+    flop count would leave out statements that only move data)."""
+    return sum(count_points(s.domain) for s in program.statements)
+
+
 def _precision(program: Program, work: tuple[StatementWork, ...]) -> str | None:
     """Single when every statement that computes flops writes a float, else double: the
     kernel's type decides which peak bounds it (PolyBench's deriche is float)."""

@@ -32,7 +32,6 @@ from typing import Mapping
 from ..errors import LooperError
 from ..ir.program import Guard, Loop, Node, Program
 from ..lang.resize import Origin
-from ..poly.count import count_points
 from ..poly.deps import Dependences
 from ..poly.legality import replay
 from ..runtime.status import Status
@@ -225,18 +224,15 @@ def rounds_on_program(stand_in_seconds: float, program_seconds: float, predicted
             f"({1e3 * first_region:.1f} ms here), and about {1e3 * on_program:.0f} ms on the program")
 
 
-def instances(program: Program) -> int:
-    """How many times the program's statements run in all: its work, for comparing sizes."""
-    return sum(count_points(s.domain) for s in program.statements if not s.domain.is_empty())
-
-
 def regime_apart(stand_in_seconds: float, program_seconds: float, work_ratio: float, predicted: float,
                  candidates: int) -> str | None:
     """Why the hybrid's rounds should run on the program after all, though it is long, because its
     stand-in runs in a faster memory regime (None: it scales with its work, or the program's rounds
     would cost too much).  `work_ratio`: the program's statement instances over the stand-in's;
-    `candidates`: how many the rounds measure, each about twice (a checked run, a timed one), at the
-    ranking's `predicted` speedup.  A stand-in whose arrays fit a cache the program's outgrow runs
+    `candidates`: how many the rounds measure, each counted twice (its checked run and one timed
+    run, the ranking protocol's count from 5 s on; a 1-5 s original gets two timed runs, so the
+    cost is low by a third there, and the ranking's best `predicted`, below what its candidates run
+    (nussinov LARGE: 1.09x predicted, 3x measured), high by more), at the ranking's speedup.  A stand-in whose arrays fit a cache the program's outgrow runs
     every schedule near its compute bound and cannot rank those that save memory traffic."""
     if stand_in_seconds <= 0.0 or program_seconds < LONG_SECONDS or work_ratio <= 0.0:
         return None  # a shorter program's stand-in runs milliseconds, where a ratio of times is noise

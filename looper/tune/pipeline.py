@@ -27,6 +27,7 @@ from typing import Callable
 from ..ir.program import Program
 from ..lang.resize import Origin, Resized
 from ..poly.deps import Dependences, compute_dependences, dependences_of
+from ..poly.flops import instances
 from ..runtime.measurements import MeasurementStore
 from ..runtime.ompenv import OmpEnv
 from ..runtime.userprogram import UserProgram, UserTimer
@@ -38,7 +39,7 @@ from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
 from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
 from ..search.policy import SearchPolicy, policy_for, refining
-from ..search.proxy import StandIn, automatic, carry, instances, regime_apart, rounds_on_program, stand_in
+from ..search.proxy import StandIn, automatic, carry, regime_apart, rounds_on_program, stand_in
 from ..search.restraint import estimated_seconds, restraint, team_start
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target

@@ -258,7 +258,7 @@ def test_the_rounds_leave_a_stand_in_that_runs_in_a_faster_memory_regime():
 
 def test_a_programs_work_is_its_statement_instances():
     """The work ratio of a stand-in: gemm's two statements, NI*NJ and NI*NJ*NK instances."""
-    from looper.search.proxy import instances
+    from looper.poly.flops import instances
     gemm = parse_file(kernel_path("gemm"), "MEDIUM")
     ni, nj, nk = (gemm.sizes[k] for k in ("NI", "NJ", "NK"))
     assert instances(gemm) == ni * nj + ni * nj * nk
