@@ -65,7 +65,10 @@ def test_the_first_round_covers_structures_and_families(gemm_ranked):
     assert next(c for c in cands if not c.threaded) in chosen
 
 
-def test_the_correction_follows_the_nearest_measured_relatives():
+def test_the_correction_adds_a_structure_effect_and_a_family_effect():
+    """log(measured / predicted) = mean + structure + family: B's tile, never measured, takes B's
+    effect (measured as predicted with a register tile) and the tile family's (A's tile ran twice
+    as well against A's register tile), exactly when nothing is shrunk."""
     p = parse_file(kernel_path("gemm"), "MINI")
 
     def cand(structure, fam, predicted, measured=None):
@@ -73,16 +76,42 @@ def test_the_correction_follows_the_nearest_measured_relatives():
         if measured is not None:
             c.measured = Score(measured, Status.OK)
         return c
-    a = cand("A", "register", 4.0, measured=2.0)  # measured at half its prediction
-    b = cand("B", "tile", 2.0, measured=3.0)  # measured at 1.5x
-    same = cand("A", "register", 3.0)
-    fam_only = cand("C", "register", 3.0)
-    struct_only = cand("B", "parallel", 2.0)
-    neither = cand("D", "plain", 1.0)
-    correct([a, b, same, fam_only, struct_only, neither])
-    assert same.corrected == pytest.approx(1.5) and fam_only.corrected == pytest.approx(1.5)
-    assert struct_only.corrected == pytest.approx(3.0)
-    assert neither.corrected == pytest.approx((0.5 * 1.5) ** 0.5)
+    a_reg = cand("A", "register", 4.0, measured=2.0)  # half its prediction
+    a_tile = cand("A", "tile", 2.0, measured=2.0)  # as predicted
+    b_reg = cand("B", "register", 3.0, measured=3.0)  # as predicted
+    b_tile, c_reg = cand("B", "tile", 1.5), cand("C", "register", 3.0)
+    correct([a_reg, a_tile, b_reg, b_tile, c_reg], shrink=1e-9)
+    assert b_tile.corrected == pytest.approx(3.0, rel=1e-4)  # B: 2x of A; tile: 2x of register
+    # C was never measured: the mean and the register family's effect, between A's and B's
+    assert 1.5 < c_reg.corrected < 3.0
+    correct([a_reg, a_tile, b_reg, b_tile, c_reg])  # shrunk: toward the mean of all
+    assert 1.5 < b_tile.corrected < 3.0
+
+
+def test_one_structure_far_above_its_prediction_lifts_its_own_relatives_not_its_family():
+    """seidel-2d LARGE's stand-in: isl's outer-parallel schedule plain ran 7x its prediction; its
+    own time tile and parallel loop share that (time tiles ran 0.9x on other structures), and
+    another structure's plain nest is not lifted near them."""
+    from looper.transforms import Distribute, Parallelize
+    p = parse_file(kernel_path("gemm"), "MINI")
+    alone = Schedule(p).then(Distribute(("S0", "S1"), 1, (1,)))
+    team = alone.then(Parallelize(((("S0", "S1"), 1),)))
+
+    def cand(structure, fam, predicted, measured=None, threaded=False):
+        c = Candidate(team if threaded else alone, predicted, structure, fam, predicted)
+        if measured is not None:
+            c.measured = Score(measured, Status.OK)
+        return c
+    measured = [cand("S", "plain", 0.75, 5.22), cand("X", "timetile", 2.28, 2.10, True),
+                cand("X", "timetile", 2.22, 1.97, True), cand("Y", "timetile", 1.86, 1.79, True),
+                cand("Z", "tile", 1.53, 4.44), cand("Z", "parallel", 0.76, 2.65, True)]
+    own_time_tile = cand("S", "timetile", 3.36, threaded=True)
+    own_unrolled = cand("S", "parallel", 2.28, threaded=True)
+    other_plain = cand("W", "plain", 1.42)
+    correct([*measured, own_time_tile, own_unrolled, other_plain])
+    assert own_time_tile.corrected > 1.5 * own_time_tile.predicted  # time tiles ran 0.9x elsewhere
+    assert own_unrolled.corrected > 1.5 * own_unrolled.predicted
+    assert other_plain.corrected < 0.5 * (5.22 / 0.75) * other_plain.predicted  # not S's ratio
 
 
 class FixedTimes:
@@ -332,8 +361,10 @@ def test_the_correction_keeps_threaded_and_sequential_relatives_apart():
     seq = Candidate(alone, 4.0, "A", "register", 4.0)
     seq.measured = Score(4.0, Status.OK)  # as predicted
     seq_new, par_new = Candidate(alone, 5.0, "A", "register", 5.0), Candidate(team, 6.0, "A", "register", 6.0)
-    correct([par, seq, seq_new, par_new])
-    assert seq_new.corrected == pytest.approx(5.0) and par_new.corrected == pytest.approx(1.5)
+    correct([par, seq, seq_new, par_new], shrink=1e-9)
+    assert seq_new.corrected == pytest.approx(5.0, rel=1e-4) and par_new.corrected == pytest.approx(1.5, rel=1e-4)
+    correct([par, seq, seq_new, par_new])  # shrunk toward the mean, still apart
+    assert seq_new.corrected > par_new.corrected  # though predicted below it
 
 
 def test_a_fused_nest_keeps_a_place_beside_isl_schedules_and_its_time_tile_runs_in_round_one():
