@@ -806,7 +806,8 @@ def bench_group() -> None:
 @click.option("--variant", "variants", multiple=True, metavar="NAME:KEY=VALUE,...",
               help="Also run looper with these settings changed (keys: evaluator, model, per_round) and time "
                    "its answers in the same rounds, as the column looper-NAME: another cost model, the model "
-                   "alone, a smaller budget.  A diagnostic beside the default (repeatable).")
+                   "alone, a smaller budget; or records=FILE: the answers recorded in FILE (`--record`, of "
+                   "another commit, say), replayed and verified.  A diagnostic beside the default (repeatable).")
 @click.option("--omp-env", "omp_env", default="default", show_default=True, metavar="ENV[,ENV]",
               help="OpenMP environment(s) of the timings: default (as your shell has it), tuned, 'NAME=V ...'; "
                    "two separated by a comma (default,tuned) time every system in both and flag answers whose "
@@ -834,20 +835,25 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_o
     from .bench.report import progress_line
     from .runtime.ompenv import OmpEnv
     from .tune import Evaluator
+    from .tune.records import read_records
 
     envs = [OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or [OmpEnv.parse("default")]
     options, target = tune_options(search, repeats=search_repeat, omp_env=envs[0])
     measure = options.with_(evaluator=Evaluator.MEASURE, budget=ceiling_budget,
                             structure_budget=ceiling_structure_budget) if ceiling else None
-    extra = dict(suite.parse_variant(v, options) for v in variants)
+    parsed = [suite.parse_variant(v, options) for v in variants]
+    replays = {v.name: bench_records.RecordedAnswers(tuple(read_records(v.records)), v.records, any_machine)
+               for v in parsed if v.records is not None}
     cfg = suite.config_from_options(kernels, sizes, compare, inputs, target.threads, polycc, polybench_c,
                                     tune=options, target=target, repeat=repeat, check_only=check_only,
-                                    omp_envs=envs, ceiling=measure, variants=extra)
+                                    omp_envs=envs, ceiling=measure, variants={v.name: v.options for v in parsed},
+                                    replays=replays)
     say = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
     base = json.loads(Path(baseline).read_text()) if baseline else None
     cfg.records = bench_records.replayed(records_in, base, baseline, any_machine, say)
-    if cfg.records is not None:
-        cfg.records.check_coverage(cfg)
+    for replayed in [cfg.records, *cfg.replays.values()]:
+        if replayed is not None:
+            replayed.check_coverage(cfg)
     store = suite.ResultsFile.open(json_out, resume, csv_out)
     keep = bench_records.Recorder(record, suite.reusable(store.previous, cfg), cfg)
     started = time.perf_counter()

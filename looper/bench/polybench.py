@@ -86,6 +86,8 @@ class BenchConfig:
     variants: dict[str, TuneOptions] = field(default_factory=dict)
     # tuning records replayed instead of searching (`--records`, a baseline's records); None: search
     records: Replayed | None = None
+    # variants whose answers are replayed from records, not searched (`--variant NAME:records=F`)
+    replays: dict[str, Replayed] = field(default_factory=dict)
 
     @property
     def evaluator(self) -> str:
@@ -139,11 +141,13 @@ def _own_memo(system: str, options: TuneOptions) -> TuneOptions:
     return options.with_(db=str(db.with_name(f"{db.stem}-{system}{db.suffix}")))
 
 
-def search(name: str, size: str, cfg: BenchConfig, options: TuneOptions | None = None) -> Answer:
+def search(name: str, size: str, cfg: BenchConfig, options: TuneOptions | None = None,
+           records: Replayed | None = None) -> Answer:
     """Parse the kernel at `size` and run looper's search on it (the scop mode); with records
-    (`--records`), replay the kernel's best record instead."""
-    if cfg.records is not None:
-        return cfg.records.answer(name, size, cfg)
+    (`records`, else `--records`), replay the kernel's best record instead."""
+    records = records or cfg.records
+    if records is not None:
+        return records.answer(name, size, cfg)
     program = parse_file(kernel_file(name), size)
     schedule, seconds = choose_schedule(program, cfg, options=options)
     evaluator = (options or cfg.searches()["looper"]).evaluator.value
@@ -162,15 +166,18 @@ def choose_schedule(program: Program, cfg: BenchConfig, written: bool = True,
     return answer.result.best, answer.seconds
 
 
-def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions) -> Answer:
+def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions,
+                  records: Replayed | None = None) -> Answer:
     """`looper optimize` on PolyBench's own C file of the kernel at `size`, in place, as a user of
-    polycc or Polly would run it: the file's scop searched, checked, and rewritten."""
+    polycc or Polly would run it: the file's scop searched, checked, and rewritten (with records,
+    `records` else `--records`, the best record replayed instead)."""
     from ..api import optimize
     tree = native.PolyBenchC.find(cfg.polybench_c)
     c_file = tree.kernel(name)
     t0 = time.perf_counter()
-    if cfg.records is not None:  # replayed in place, as `looper apply RECORDS FILE.c` writes it
-        source, k = cfg.records.native_source(str(c_file), size, [str(tree.utilities)], cfg)
+    records = records or cfg.records
+    if records is not None:  # replayed in place, as `looper apply RECORDS FILE.c` writes it
+        source, k = records.native_source(str(c_file), size, [str(tree.utilities)], cfg)
         return Answer(name, parse_file(kernel_file(name), size), k.schedule, time.perf_counter() - t0, k.sequence,
                       source, record=k.record, evaluator=k.record.evaluator)
     # searched with the timed build's defines: its timer runs PolyBench's cache flush before the
@@ -204,8 +211,9 @@ def run_kernel(name: str, size: str, cfg: BenchConfig, log: Callable[[str], None
         answers = {}
         for system, options in cfg.searches().items():
             log(f" search: {system} ({options.evaluator.value}, {mode})")
-            answers[system] = search_native(name, size, cfg, options) if mode == "native" \
-                else search(name, size, cfg, options)
+            replay = cfg.replays.get(system)
+            answers[system] = search_native(name, size, cfg, options, replay) if mode == "native" \
+                else search(name, size, cfg, options, replay)
         work = kernel_work(answers["looper"].program)
         out.append(run_mode(answers, work, mode, cfg, log))
     return out

@@ -61,17 +61,28 @@ def config_from_options(kernels: str | None, sizes: str, compare: str, inputs: s
                        polybench_c=polybench_c, **rest)
 
 
-VARIANT_KEYS = ("evaluator", "model", "per_round")
+VARIANT_KEYS = ("evaluator", "model", "per_round", "records")
 
 
-def parse_variant(text: str, base: TuneOptions) -> tuple[str, TuneOptions]:
-    """`--variant NAME:KEY=VALUE,...` (keys: evaluator, model, per_round) -> (`looper-NAME`, the
-    default's options with those changed), or a usage error."""
+@dataclass(frozen=True)
+class Variant:
+    """`--variant NAME:...`: another looper system timed in the same rounds as the default, as
+    the column `looper-NAME`: searched with `options`, or, with `records`, that file's answers
+    replayed (another commit's or another machine's answers, timed beside the default's)."""
+
+    name: str
+    options: TuneOptions
+    records: str | None = None
+
+
+def parse_variant(text: str, base: TuneOptions) -> Variant:
+    """`--variant NAME:KEY=VALUE,...` (keys: evaluator, model, per_round, records) -> the variant
+    `looper-NAME` (the default's options with those changed), or a usage error."""
     from ..tune import Evaluator
     name, colon, spec = text.partition(":")
     if not colon or not name.replace("-", "").isalnum():
         raise LooperUsageError(f"--variant: expected NAME:KEY=VALUE,... (keys {', '.join(VARIANT_KEYS)}), got '{text}'")
-    options = base
+    options, records = base, None
     for item in filter(None, (x.strip() for x in spec.split(","))):
         key, eq, value = item.partition("=")
         if not eq or key not in VARIANT_KEYS:
@@ -79,18 +90,25 @@ def parse_variant(text: str, base: TuneOptions) -> tuple[str, TuneOptions]:
         try:
             if key == "evaluator":
                 options = options.with_(evaluator=Evaluator.parse(value))
-            elif key == "model":
+            elif key in ("model", "records"):
                 if not Path(value).is_file():
                     raise ValueError(f"no file {value}")
-                options = options.with_(model=value)
+                if key == "model":
+                    options = options.with_(model=value)
+                else:
+                    records = value
             else:
                 options = options.with_(hybrid=dataclasses.replace(options.hybrid, per_round=int(value)))
         except ValueError as e:
             raise LooperUsageError(f"--variant {name}: {key}: {e}") from None
-    return f"looper-{name}", options
+    if records is not None and options != base:
+        raise LooperUsageError(f"--variant {name}: records= replays answers, which no other setting changes")
+    return Variant(f"looper-{name}", options, records)
 
 
-def describe_variant(o: TuneOptions) -> dict:
+def describe_variant(o: TuneOptions, records: str | None = None) -> dict:
+    if records is not None:
+        return {"records": records}
     return {"evaluator": o.evaluator.value, "model": o.model, "per_round": o.hybrid.per_round}
 
 
@@ -104,7 +122,8 @@ def meta(cfg: BenchConfig) -> dict:
             "polybench_c": cfg.polybench_c, "polycc": cfg.polycc, "loadavg": load_average(),
             "search_repeats": t.repeats, "structure_budget": t.structure_budget, "search_budget": t.budget,
             "model": t.model, "per_round": t.hybrid.per_round,
-            "variants": {name: describe_variant(o) for name, o in cfg.variants.items()},
+            "variants": {name: describe_variant(o, cfg.replays[name].source if name in cfg.replays else None)
+                         for name, o in cfg.variants.items()},
             "protocol": t.protocol.name,
             "proxy": None if t.proxy is None else {"steps": t.proxy.steps, "sizes": t.proxy.sizes},
             "created": time.time(),

@@ -368,9 +368,11 @@ def test_variants_are_more_looper_systems_each_with_its_own_memo(tmp_path, monke
     model = tmp_path / "m.pt"
     model.write_bytes(b"")
     base = TuneOptions(db=str(tmp_path / "memo.sqlite"))
-    name, half = suite.parse_variant(f"half:per_round=4,model={model}", base)
+    v = suite.parse_variant(f"half:per_round=4,model={model}", base)
+    name, half = v.name, v.options
     assert name == "looper-half" and half.hybrid == HybridOptions(per_round=4) and half.model == str(model)
-    name2, alone = suite.parse_variant("alone:evaluator=model", base)
+    v = suite.parse_variant("alone:evaluator=model", base)
+    name2, alone = v.name, v.options
     assert alone.evaluator is Evaluator.MODEL and alone.hybrid == base.hybrid
     cfg = pb.BenchConfig(["gemm"], ["MINI"], [], base, ceiling=base.with_(evaluator=Evaluator.MEASURE),
                          variants={name: half, name2: alone})
@@ -380,7 +382,8 @@ def test_variants_are_more_looper_systems_each_with_its_own_memo(tmp_path, monke
     assert memos[0] == str(tmp_path / "memo.sqlite") and len(set(memos)) == 4
     assert memos[2] == str(tmp_path / "memo-looper-half.sqlite")
     assert cfg.systems("native")[:2] == ["gcc", "original"] and "looper-alone" in cfg.systems("scop")
-    for bad in ("half", "half:beam=3", "half:per_round=x", f"half:model={tmp_path / 'none.pt'}"):
+    for bad in ("half", "half:beam=3", "half:per_round=x", f"half:model={tmp_path / 'none.pt'}",
+                f"old:records={tmp_path / 'none.jsonl'}", f"old:records={model},per_round=4"):
         with pytest.raises(suite.LooperUsageError):
             suite.parse_variant(bad, base)
     res = CliRunner().invoke(main, ["bench", "polybench", "--kernels", "gemm", "--variant", "x:beam=2"])

@@ -3,6 +3,7 @@ searching, `--record` keeps the answers a run produced, and every results file c
 sequence as JSON.  Run with --check-only: outputs are compared, nothing is timed."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -64,6 +65,29 @@ def test_records_are_replayed_instead_of_searching(tmp_path, no_search):
     (again,) = read_records(tmp_path / "again.jsonl")  # what this run did with it: checked, not timed
     assert again.sequence == (I_LOOP.to_json(),) and again.measured is None
     assert again.extra["bench"] == {"input": "scop", "system": "looper", "replayed": r["record"]}
+
+
+def test_a_variant_replays_another_records_file_beside_the_default(tmp_path, no_search):
+    """`--variant old:records=F`: another commit's answers, replayed and checked as the column
+    looper-old in the same run as the default's (here replayed too: nothing searches)."""
+    program = parse_file(kernel_path("gemm"), "MINI")
+    plain = Record(program_key(program, None, "MINI"), this_machine(), "hybrid", (), "", None, 1.0, 5.0,
+                   "2025-01-01T00:00:00+00:00", "0.1.0")
+    append_records(tmp_path / "now.jsonl", [_gemm_record()])
+    append_records(tmp_path / "old.jsonl", [plain])
+    res = _bench("--kernels", "gemm", "--sizes", "MINI", "--records", tmp_path / "now.jsonl",
+                 "--variant", f"old:records={tmp_path / 'old.jsonl'}", "--json", tmp_path / "out.json")
+    assert res.exit_code == 0, res.output
+    out = json.loads((tmp_path / "out.json").read_text())
+    (r,) = out["results"]
+    assert r["systems"]["looper"]["sequence"] == "parallelize(i)"
+    assert r["systems"]["looper-old"]["status"] == "checked" and r["systems"]["looper-old"]["sequence"] == "original"
+    assert out["meta"]["variants"]["looper-old"] == {"records": str(tmp_path / "old.jsonl")}
+    atax = parse_file(kernel_path("atax"), "MINI")  # the default's file has it, the variant's not
+    append_records(tmp_path / "now.jsonl", [dataclasses.replace(plain, program=program_key(atax, None, "MINI"))])
+    res = _bench("--kernels", "gemm,atax", "--sizes", "MINI", "--records", tmp_path / "now.jsonl",
+                 "--variant", f"old:records={tmp_path / 'old.jsonl'}")
+    assert res.exit_code == 2 and "atax [MINI]" in res.output and "old.jsonl" in res.output
 
 
 def test_a_kernel_without_a_record_stops_the_run_before_it_starts(tmp_path, no_search):
