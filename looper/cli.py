@@ -835,15 +835,13 @@ def bench_polybench(kernels, sizes, compare, inputs, polybench_c, repeat, json_o
     from .bench.report import progress_line
     from .runtime.ompenv import OmpEnv
     from .tune import Evaluator
-    from .tune.records import read_records
 
     envs = [OmpEnv.parse(e) for e in omp_env.split(",") if e.strip()] or [OmpEnv.parse("default")]
     options, target = tune_options(search, repeats=search_repeat, omp_env=envs[0])
     measure = options.with_(evaluator=Evaluator.MEASURE, budget=ceiling_budget,
                             structure_budget=ceiling_structure_budget) if ceiling else None
     parsed = [suite.parse_variant(v, options) for v in variants]
-    replays = {v.name: bench_records.RecordedAnswers(tuple(read_records(v.records)), v.records, any_machine)
-               for v in parsed if v.records is not None}
+    replays = {v.name: bench_records.RecordedAnswers.read(v.records, any_machine) for v in parsed if v.records}
     cfg = suite.config_from_options(kernels, sizes, compare, inputs, target.threads, polycc, polybench_c,
                                     tune=options, target=target, repeat=repeat, check_only=check_only,
                                     omp_envs=envs, ceiling=measure, variants={v.name: v.options for v in parsed},

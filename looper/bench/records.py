@@ -52,6 +52,11 @@ class RecordedAnswers:
     source: str  # how messages name them (the file)
     any_machine: bool = False  # records made on other hardware apply too
 
+    @classmethod
+    def read(cls, path: str, any_machine: bool = False) -> RecordedAnswers:
+        """The records of the file `path` (`--records`, `--variant NAME:records=`)."""
+        return cls(tuple(read_records(path)), path, any_machine)
+
     def machine(self, cfg: BenchConfig) -> Machine | None:
         return None if self.any_machine else bench_machine(cfg)
 
@@ -116,7 +121,7 @@ def replayed(records_in: str | None, baseline: dict | None, baseline_path: str |
              log: Callable[[str], None] = lambda s: None) -> RecordedAnswers | None:
     """The records a run replays: `--records`, else the baseline's own; None: it searches."""
     if records_in:
-        return RecordedAnswers(tuple(read_records(records_in)), records_in, any_machine)
+        return RecordedAnswers.read(records_in, any_machine)
     if baseline is not None and baseline_path:
         found = baseline_records(baseline, baseline_path)
         if found:

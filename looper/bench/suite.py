@@ -90,13 +90,10 @@ def parse_variant(text: str, base: TuneOptions) -> Variant:
         try:
             if key == "evaluator":
                 options = options.with_(evaluator=Evaluator.parse(value))
-            elif key in ("model", "records"):
-                if not Path(value).is_file():
-                    raise ValueError(f"no file {value}")
-                if key == "model":
-                    options = options.with_(model=value)
-                else:
-                    records = value
+            elif key == "model":
+                options = options.with_(model=_existing(value))
+            elif key == "records":
+                records = _existing(value)
             else:
                 options = options.with_(hybrid=dataclasses.replace(options.hybrid, per_round=int(value)))
         except ValueError as e:
@@ -104,6 +101,13 @@ def parse_variant(text: str, base: TuneOptions) -> Variant:
     if records is not None and options != base:
         raise LooperUsageError(f"--variant {name}: records= replays answers, which no other setting changes")
     return Variant(f"looper-{name}", options, records)
+
+
+def _existing(path: str) -> str:
+    """`path`, when it names a file (else a ValueError saying so)."""
+    if not Path(path).is_file():
+        raise ValueError(f"no file {path}")
+    return path
 
 
 def describe_variant(o: TuneOptions, records: str | None = None) -> dict:

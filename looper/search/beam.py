@@ -299,7 +299,6 @@ def parallel_form(state: BeamState, deps: Dependences, s: Schedule) -> Schedule 
     if s.identity not in state.parallel:
         from ..transforms import Parallelize
         from ..transforms.registry import CandidateContext
-        form = None
         if s.lowered.parallel:
             form = s
         else:

@@ -449,25 +449,24 @@ def correct(cands: list[Candidate], shrink: float = SHRINK) -> None:
     measured = [c for c in cands if c.ratio is not None]
     if not measured:
         return
-    structures = {k: i for i, k in enumerate(dict.fromkeys(c.structure for c in measured))}
-    kinds = {k: i for i, k in enumerate(dict.fromkeys((c.family, c.threaded) for c in measured))}
-    effects = len(structures) + len(kinds)
-    rows = np.zeros((len(measured) + effects, 1 + effects))
-    y = np.zeros(len(measured) + effects)
+    column: dict = {}  # each effect's column after the mean's (0): the structures', then the families'
+    for key in [("structure", c.structure) for c in measured] + [("family", c.family, c.threaded) for c in measured]:
+        column.setdefault(key, 1 + len(column))
+
+    def columns(c: Candidate) -> list[int]:
+        """The mean's column and those of `c`'s effects that were measured."""
+        keys = (("structure", c.structure), ("family", c.family, c.threaded))
+        return [0] + [column[k] for k in keys if k in column]
+    rows = np.zeros((len(measured) + len(column), 1 + len(column)))
+    y = np.zeros(len(rows))
     for r, c in enumerate(measured):
-        rows[r, [0, 1 + structures[c.structure], 1 + len(structures) + kinds[(c.family, c.threaded)]]] = 1.0
+        rows[r, columns(c)] = 1.0
         y[r] = math.log(c.ratio)
-    rows[len(measured):, 1:] = math.sqrt(shrink) * np.eye(effects)  # the ridge: each effect toward none
+    rows[len(measured):, 1:] = math.sqrt(shrink) * np.eye(len(column))  # the ridge: each effect toward none
     fit = np.linalg.lstsq(rows, y, rcond=None)[0]
     for c in cands:
-        if c.measured is not None:
-            continue
-        log = fit[0]
-        if c.structure in structures:
-            log += fit[1 + structures[c.structure]]
-        if (c.family, c.threaded) in kinds:
-            log += fit[1 + len(structures) + kinds[(c.family, c.threaded)]]
-        c.corrected = c.predicted * math.exp(log)
+        if c.measured is None:
+            c.corrected = c.predicted * math.exp(fit[columns(c)].sum())
 
 
 @dataclass(frozen=True)

@@ -229,11 +229,12 @@ def regime_apart(stand_in_seconds: float, program_seconds: float, work_ratio: fl
     """Why the hybrid's rounds should run on the program after all, though it is long, because its
     stand-in runs in a faster memory regime (None: it scales with its work, or the program's rounds
     would cost too much).  `work_ratio`: the program's statement instances over the stand-in's;
-    `candidates`: how many the rounds measure, each counted twice (its checked run and one timed
-    run, the ranking protocol's count from 5 s on; a 1-5 s original gets two timed runs, so the
-    cost is low by a third there, and the ranking's best `predicted`, below what its candidates run
-    (nussinov LARGE: 1.09x predicted, 3x measured), high by more), at the ranking's speedup.  A stand-in whose arrays fit a cache the program's outgrow runs
-    every schedule near its compute bound and cannot rank those that save memory traffic."""
+    `candidates`: how many the rounds measure, each run twice at the ranking's `predicted` speedup
+    (its checked run and one timed run: the protocol's count from 5 s on; from 1 s to 5 s it
+    times two, so the estimate is a third low there, while `predicted` errs the other way:
+    nussinov LARGE's 1.09x, its candidates ran 3x).  A stand-in whose arrays fit a cache the
+    program's outgrow runs every schedule near its compute bound and cannot rank those that save
+    memory traffic."""
     if stand_in_seconds <= 0.0 or program_seconds < LONG_SECONDS or work_ratio <= 0.0:
         return None  # a shorter program's stand-in runs milliseconds, where a ratio of times is noise
     scaling = program_seconds / stand_in_seconds
