@@ -29,11 +29,10 @@ parts=(
   "synth-v7-grown-mv 4400 100 1e5:1e8 reduction,elementwise --scaled-products"
   "synth-v7-grown-coupled 4600 60 1e6:1e8 coupled"
   "synth-v7-grown-large 4800 40 3e8:1e9 matmul,deep,stencil --scaled-products"
+  # Products whose read-only operand walks a column (syrk's A[j][k], trmm's A[k][i]): the only
+  # programs where the pack level proposes a copy, so the only part where a model learns a pack.
+  "synth-v9-grown-columns 5000 100 1e5:3e8 columns --scaled-products"
 )
-# Products whose read-only operand walks a column (syrk's A[j][k], trmm's A[k][i]): the only
-# programs where the pack level proposes a copy; the committed parts have none, so no model has
-# learned a pack yet.  Not collected yet; when it is, it is a sixth part of the same loop:
-#   "synth-v9-grown-columns 5000 100 1e5:3e8 columns,matmul --scaled-products"
 for ((r = 0; r < rounds; r++)); do
   left=0
   for spec in "${parts[@]}"; do
