@@ -59,12 +59,17 @@ class Pack(Transform):
         arr = program.arrays[self.array]
         packed = Array(self.buffer, arr.dtype, arr.shape[::-1], arr.extent[::-1], "temp")
         arrays = {**program.arrays, self.buffer: packed}
-        copy = _copy_statement(program, arr, packed, arrays, len(program.statements))
+        # before every other nest, copies of earlier packs too: two copies at one position would
+        # share a loop, and a register tile moved the first one's rows since (synthetic products
+        # with two column-walking operands: the loop tree was ill-formed)
+        first = min(rows[0].const for rows in L.rows.values()) - 1
+        copy = _copy_statement(program, arr, packed, arrays, len(program.statements),
+                               min(st.beta[0] for st in program.statements) - 1)
         statements = tuple(_reading_copy(st, arr, packed) if st.name in self.statements else st
                            for st in program.statements) + (copy,)
         new = replace(program, arrays=arrays, statements=statements)
         rows = dict(L.rows)
-        rows[copy.name] = own_nest_rows(L.n_rows, len(copy.iterators), -1)
+        rows[copy.name] = own_nest_rows(L.n_rows, len(copy.iterators), first)
         return replace(L, program=new, rows=rows, parallel=L.parallel | {(copy.name, 1)} if self.parallel else L.parallel)
 
     def describe(self, L: Lowered) -> str:
@@ -174,15 +179,16 @@ def _column_reads(st: Statement, j: str, k: str) -> list[Load]:
 
 
 def _copy_statement(program: Program, arr: Array, packed: Array, arrays: dict[str, Array],
-                    index: int) -> Statement:
-    """`packed[b][a] = arr[a][b]` over the whole array."""
+                    index: int, position: int) -> Statement:
+    """`packed[b][a] = arr[a][b]` over the whole array, at textual `position` of the outermost
+    level (before every statement: the program's own order, its dependences, runs it first)."""
     a, b = "looper_p0", "looper_p1"
     loops = [LoopContext(a, Affine.constant(0), Affine.constant(arr.extent[0]), 1),
              LoopContext(b, Affine.constant(0), Affine.constant(arr.extent[1]), 1)]
     body = Assign(Load(packed.name, (Affine.of(b), Affine.of(a)), arr.dtype), "=",
                   Load(arr.name, (Affine.of(a), Affine.of(b)), arr.dtype), 0)
-    # textual position -1: the program's own order (its dependences) runs the copy first too
-    return make_statement(statement_name(index), body, loops, [], (-1, 0, 0), arrays, program.sizes, program.path)
+    return make_statement(statement_name(index), body, loops, [], (position, 0, 0), arrays, program.sizes,
+                          program.path)
 
 
 def _reading_copy(st: Statement, arr: Array, packed: Array) -> Statement:

@@ -71,6 +71,7 @@ Recipe: adding a transformation
 from __future__ import annotations
 
 import contextlib
+import warnings
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator
 
@@ -294,18 +295,32 @@ class Registry:
         spec = next(l for l in LEVELS if l.name == level)
         ctx = CandidateContext(lowered, deps.of(lowered.program), target, grown=grown)
         classes = self.at_level(level)
-        if spec.per_loop:
-            found = (c for loop in ctx.tree.loops() for cls in classes for c in cls.candidates(ctx.at(loop)))
-        else:
-            found = (c for cls in classes for c in cls.candidates(ctx))
+        where = [ctx.at(loop) for loop in ctx.tree.loops()] if spec.per_loop else [ctx]
         out: list[Candidate] = []
         seen: set = set()
-        for c in found:
-            cand = c if isinstance(c, tuple) else (c,)
-            if cand not in seen:
-                seen.add(cand)
-                out.append(cand)
+        for here in where:
+            for cls in classes:
+                for c in _guarded(cls, here):
+                    cand = c if isinstance(c, tuple) else (c,)
+                    if cand not in seen:
+                        seen.add(cand)
+                        out.append(cand)
         return out
+
+
+class GeneratorFailed(RuntimeWarning):
+    """A transformation's candidate generator raised: a bug in looper.  The search goes on
+    without that generator's remaining candidates there (a user's search is not lost to one
+    generator); the test suite turns this warning into an error."""
+
+
+def _guarded(cls: type[Transform], ctx: CandidateContext) -> Iterator:
+    """`cls`'s candidates in `ctx`, up to the first exception of its generator, which is warned."""
+    try:
+        yield from cls.candidates(ctx)
+    except Exception as e:  # noqa: BLE001 - any bug of one generator
+        warnings.warn(f"looper: internal error in the {cls.kind} generator, skipped here "
+                      f"({type(e).__name__}: {e}); please report it", GeneratorFailed, stacklevel=2)
 
 
 TRANSFORMS = Registry()

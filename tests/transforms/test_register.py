@@ -415,3 +415,65 @@ def test_the_loop_structure_of_a_register_tile_inside_cache_tiles_keeps_the_tile
         elif "register" not in kinds:
             assert all(not t.refines for t in structure.steps)  # nothing follows: every refinement dropped
     assert inside > 0
+
+
+_TWO_COLUMN_WALKS = '''
+SIZES = {"SMALL": dict(N=40, M=36, K=44)}
+
+
+def init(N: int, M: int, K: int, alpha: f64, A1: f64[K, K], A2: f64[K, N], A3: f64[K, N], A4: f64[N, K],
+         A5: f64[M, K], A6: f64[M, N]):
+    alpha = 1.5
+    for i in range(K):
+        for j in range(K):
+            A1[i, j] = f64((3 * i + 7 * j) % 17) / 17
+    for i in range(K):
+        for j in range(N):
+            A2[i, j] = f64((3 * i + 7 * j + 1) % 18) / 18
+            A3[i, j] = f64((3 * i + 7 * j + 2) % 19) / 19
+    for i in range(N):
+        for j in range(K):
+            A4[i, j] = f64((3 * i + 7 * j + 3) % 20) / 20
+    for i in range(M):
+        for j in range(K):
+            A5[i, j] = f64((3 * i + 7 * j + 4) % 21) / 21
+    for i in range(M):
+        for j in range(N):
+            A6[i, j] = f64((3 * i + 7 * j + 5) % 22) / 22
+
+
+def kernel(N: int, M: int, K: int, alpha: f64, A1: f64[K, K], A2: f64[K, N], A3: f64[K, N], A4: f64[N, K],
+           A5: f64[M, K], A6: f64[M, N]):
+    for i in range(K):
+        for k in range(N):
+            for j in range(K):
+                A1[i, j] += alpha * A3[i, k] * A2[j, k]
+    for j in range(K):
+        for i in range(N):
+            for k in range(M):
+                A4[i, j] += A6[k, i] * A5[k, j]
+
+
+OUTPUTS = ['A1', 'A4']
+'''
+
+
+def test_a_second_pack_after_a_register_tile_gets_its_own_nest(tmp_path):
+    """Two products, each with an operand walking a column (A2[j, k] along the tile's j, A6[k, i]
+    down the reduction): the first pack's copy, whose rows the register tile after it moved, and
+    the second's must not share a loop (the loop tree of the second was ill-formed, and the
+    search of such a program ended in a traceback).  Every copy goes before every nest; exact."""
+    from looper.transforms import Pack, RegisterTile
+    p = parse_source(_TWO_COLUMN_WALKS, "two_walks.py", "SMALL")
+    d = compute_dependences(p)
+    s = Schedule(p)
+    first = next(c for c in generate("pack", s, d, grown=True, target=TARGET)
+                 if isinstance(c[-1], RegisterTile) and c[0] == Pack("A2", ("S0",)))
+    s = s.then(*first)
+    second = [c for c in generate("pack", s, d, grown=True, target=TARGET) if c[0] == Pack("A6", ("S1",))]
+    assert second and any(isinstance(c[-1], RegisterTile) for c in second)
+    variants = [s] + [s.then(*c) for c in second[:2]]
+    assert all(check_schedule(d, v) is None for v in variants)
+    tree = variants[-1].lowered.tree
+    assert len(tree.roots) == 4  # each copy in its own nest, before the two products
+    assert differential(p, variants, tmp_path, threads=2) == []

@@ -293,6 +293,34 @@ def test_a_transformation_that_crashes_costs_its_candidates_not_the_search():
         assert result.best is not None and not any(t.kind == "broken" for t in result.best.steps)
 
 
+def test_a_generator_that_raises_is_warned_and_the_search_goes_on():
+    """A bug in one transformation's candidate generator (the pack level's second copy, once)
+    costs that generator's candidates there, not the user's search: a `GeneratorFailed` warning
+    names it, the other generators' candidates stay, and the search answers.  (The test suite
+    turns the warning into an error, so no such bug passes unseen.)"""
+    from looper.transforms.registry import GeneratorFailed
+    with TRANSFORMS.scoped():
+        @register
+        @dataclass(frozen=True)
+        class Raising(_EveryLoop):
+            kind: ClassVar[str] = "raising"
+
+            @classmethod
+            def candidates(cls, ctx):
+                yield from super().candidates(ctx)
+                raise IndexError("past the rows")
+
+        p = _two_nests()
+        d = compute_dependences(p)
+        s = Schedule(p)
+        with pytest.warns(GeneratorFailed, match=r"raising generator.*IndexError: past the rows"):
+            cands = generate("unroll", s, d, target=TARGET)
+        assert any(c[0].kind == "raising" for c in cands) and any(c[0].kind == "unroll" for c in cands)
+        with pytest.warns(GeneratorFailed):
+            result = beam_search(p, d, HashScores(1), SearchPolicy(beam=2, max_affine=1))
+        assert result.best is not None
+
+
 def test_every_transformation_checks_legality_through_check_step():
     p = parse_file(kernel_path("jacobi_1d"), "MINI")
     d = compute_dependences(p)
