@@ -14,7 +14,7 @@
 # The committed parts are two rounds (20 programs each; 12,034 rows, 9,230 usable points, in 98
 # minutes of an AMD EPYC family 25 model 17 with 2 vCPUs, 2026-11-28):
 #   GUIDE=v6.pt scripts/datagen-grown.sh data 2
-#   GUIDE=v6.pt scripts/datagen-grown.sh [DATA_DIR] [ROUNDS]      (env CHUNK, default 10)
+#   GUIDE=v6.pt scripts/datagen-grown.sh [DATA_DIR] [ROUNDS]      (env CHUNK, default 10; ONLY=PART: that part alone)
 set -euo pipefail
 data=${1:-data}
 rounds=${2:-1000}
@@ -37,6 +37,7 @@ for ((r = 0; r < rounds; r++)); do
   left=0
   for spec in "${parts[@]}"; do
     read -r name first total instances patterns extra <<<"$spec"
+    [ -z "${ONLY:-}" ] || [ "$name" = "$ONLY" ] || continue
     done_=$((r * chunk))
     [ "$done_" -lt "$total" ] || continue
     left=1
