@@ -11,9 +11,12 @@
 # on all of them; run nothing else meanwhile.  The parts are filled round-robin, CHUNK programs of
 # each at a time, so that a run stopped early leaves every part some programs; each part is
 # resumable (finished seeds are skipped, an interrupted program is replayed from its memo).
-# The committed parts are two rounds (20 programs each; 12,034 rows, 9,230 usable points, in 98
-# minutes of an AMD EPYC family 25 model 17 with 2 vCPUs, 2026-11-28):
+# The committed parts of synth-v7 are two rounds (20 programs each; 12,034 rows, 9,230 usable points,
+# in 98 minutes of an AMD EPYC family 25 model 17 with 2 vCPUs, 2026-11-28):
 #   GUIDE=v6.pt scripts/datagen-grown.sh data 2
+# and synth-v9-grown-columns eight rounds of its own (80 programs, seeds 5000-5079; 10,017 rows, 2,736
+# of them with a pack, in about 40 minutes of the same machine class, 2026-11-30):
+#   ONLY=synth-v9-grown-columns GUIDE=v6.pt scripts/datagen-grown.sh data 8
 #   GUIDE=v6.pt scripts/datagen-grown.sh [DATA_DIR] [ROUNDS]      (env CHUNK, default 10; ONLY=PART: that part alone)
 set -euo pipefail
 data=${1:-data}
