@@ -151,9 +151,12 @@ def _parsed_map(text: str) -> isl.Map:
     return isl.Map(text)
 
 
-def own_nest_rows(n_rows: int, depth: int, position: int) -> tuple[Row, ...]:
-    """2d+1 rows placing a nest of `depth` plain loops at static `position` of the outermost
-    row: before every other nest at -1 (a pack's copy), after them past the largest (a copy-out)."""
+def own_nest_rows(L: Lowered, depth: int, first: bool) -> tuple[Row, ...]:
+    """2d+1 rows placing a new nest of `depth` plain loops in `L`, alone at the outermost row:
+    before every other nest (`first`: a pack's copy, earlier copies included), else after every
+    other (a copy-out).  A position taken by another nest would share its loops."""
+    outer = [rows[0].const for rows in L.rows.values()]
+    position, n_rows = (min(outer) - 1 if first else max(outer) + 1), L.n_rows
     rows = []
     for level in range((n_rows + 1) // 2):
         rows.append(Row((0,) * depth, position if level == 0 else 0))

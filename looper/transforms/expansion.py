@@ -79,8 +79,7 @@ class Expand(Transform):
             return replace(L, program=replace(program, arrays=arrays, statements=statements))
         # the copy-out, in its own nest after every other (`LiveOut`)
         copy = out.copy_statement(program, new, lows, arrays, len(program.statements))
-        last = max(rows[0].const for rows in L.rows.values())
-        rows = {**L.rows, copy.name: own_nest_rows(L.n_rows, copy.depth, last + 1)}
+        rows = {**L.rows, copy.name: own_nest_rows(L, copy.depth, first=False)}
         return replace(L, program=replace(program, arrays=arrays, statements=statements + (copy,)), rows=rows)
 
     def _rewritten(self, st: Statement, lows: tuple[int, ...], program: Program) -> Statement:

@@ -59,17 +59,13 @@ class Pack(Transform):
         arr = program.arrays[self.array]
         packed = Array(self.buffer, arr.dtype, arr.shape[::-1], arr.extent[::-1], "temp")
         arrays = {**program.arrays, self.buffer: packed}
-        # before every other nest, copies of earlier packs too: two copies at one position would
-        # share a loop, and a register tile moved the first one's rows since (synthetic products
-        # with two column-walking operands: the loop tree was ill-formed)
-        first = min(rows[0].const for rows in L.rows.values()) - 1
         copy = _copy_statement(program, arr, packed, arrays, len(program.statements),
                                min(st.beta[0] for st in program.statements) - 1)
         statements = tuple(_reading_copy(st, arr, packed) if st.name in self.statements else st
                            for st in program.statements) + (copy,)
         new = replace(program, arrays=arrays, statements=statements)
         rows = dict(L.rows)
-        rows[copy.name] = own_nest_rows(L.n_rows, len(copy.iterators), first)
+        rows[copy.name] = own_nest_rows(L, len(copy.iterators), first=True)
         return replace(L, program=new, rows=rows, parallel=L.parallel | {(copy.name, 1)} if self.parallel else L.parallel)
 
     def describe(self, L: Lowered) -> str:
