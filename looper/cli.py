@@ -111,7 +111,7 @@ def search_options(fn):
                           "time the best again at the real sizes.  The default search takes one by "
                           "itself for a program that runs a second or more."),
         click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
-                     help="Cost model weights (default: $LOOPER_MODEL, else the shipped looper-v9.pt)."),
+                     help="Cost model weights (default: $LOOPER_MODEL, else the shipped looper-v10.pt)."),
         click.option("--db", default=None, type=click.Path(dir_okay=False),
                      help="Measurement memo (SQLite; default under the cache directory)."),
         click.option("--no-memo", is_flag=True, help="Measure everything afresh (no SQLite memo)."),

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Reproduce the shipped cost model, looper/costmodel/weights/looper-v9.pt: all nineteen parts of data/
-# (the five grown ones weighted 5), 12 epochs on feature version 6 warm-started from looper-v8, whose
+# Reproduce the shipped cost model, looper/costmodel/weights/looper-v10.pt: all twenty parts of data/
+# (the six grown ones weighted 5), 8 epochs on feature version 6 warm-started from looper-v9, whose
 # weights are in git (deterministic split and seeds).  Two ensemble members train in parallel, one core
-# and one torch thread each (about 45 minutes on this 2-core machine; 41m23s for looper-v9):
+# and one torch thread each (about 30 minutes on this 2-core machine):
+#   git show c9a2b0a:looper/costmodel/weights/looper-v9.pt > /tmp/looper-v9.pt
+#   INIT=/tmp/looper-v9.pt scripts/train.sh
+# looper-v9 (shipped before looper-v10) the same way without the columns part, 12 epochs, warm-started
+# from looper-v8 (`git checkout c9a2b0a` first: its scripts/train.sh):
 #   git show 7fb51cd:looper/costmodel/weights/looper-v8.pt > /tmp/looper-v8.pt
-#   INIT=/tmp/looper-v8.pt scripts/train.sh
+#   INIT=/tmp/looper-v8.pt scripts/train.sh looper/costmodel/weights/looper-v9.pt
 # looper-v8 (shipped before looper-v9, feature version 5: `git checkout 7fb51cd` first) the same way,
 # warm-started from looper-v6:
 #   git show 6873984:looper/costmodel/weights/looper-v6.pt > /tmp/looper-v6.pt
@@ -32,13 +36,13 @@
 #   HIDDEN=192 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh /tmp/looper-h192.pt @nine
 set -euo pipefail
 if [ -n "${INIT:-}" ] && [ $# -le 1 ]; then
-  out=${1:-looper/costmodel/weights/looper-v9.pt}
+  out=${1:-looper/costmodel/weights/looper-v10.pt}
   grown=(data/synth-v7-grown-matmul data/synth-v7-grown-stencil data/synth-v7-grown-mv data/synth-v7-grown-coupled
-    data/synth-v7-grown-large)
+    data/synth-v7-grown-large data/synth-v9-grown-columns)
   weights=()
   for part in "${grown[@]}"; do weights+=(--weight "$(basename "$part")=5"); done
   exec looper train data/synth-v2* data/synth-v3-small-guided data/synth-v4-small-stencil data/synth-v5-large-coupled \
-    data/synth-v6-small-matmul "${grown[@]}" -o "$out" --init "$INIT" "${weights[@]}" --epochs 12 --members 2 \
+    data/synth-v6-small-matmul "${grown[@]}" -o "$out" --init "$INIT" "${weights[@]}" --epochs 8 --members 2 \
     --threads 1 --hidden 128 --dropout 0.2 --weight-decay 0.001 --lr 0.001 --loss log --rank-weight 1.0 \
     --batch-programs 1 --max-noise 0.05 --seed 0
 fi

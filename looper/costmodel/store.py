@@ -22,7 +22,7 @@ from .features import FEATURE_VERSION
 from .migrate import LAYOUTS, WIDENABLE_ARCHITECTURES, widen_state
 from .model import ARCHITECTURE, CostModel, Ensemble
 
-DEFAULT_MODEL = "looper-v9.pt"
+DEFAULT_MODEL = "looper-v10.pt"
 
 
 class ModelError(LooperError):
