@@ -4,9 +4,11 @@ Both are run in fresh processes, interleaved, one cold call each (`runtime.run.t
 compared by their means: the mean is what a user's runs cost on average, slow runs included (on a
 2-vCPU VM a parallel answer can be fast in half its fresh runs and 3-5x slower in the rest; the
 median of those runs reported 1.69x for fdtd-2d's answer while the mean was 0.74x).  An answer is
-written only when its mean beats the original's and none of its runs is slower than the original
-by more than `worst_ratio` of the original's median: a user who meets that run once sees a
-slower program.  And the mean must win by more than the runs' spread explains (`p_faster`): an
+written only when its mean beats the original's and its runs are no more often slower than
+`worst_ratio` times the original's median than the original's own runs are: a user who meets such
+a run sees a slower program, unless the machine did that to the original as often (mvt MEDIUM:
+a loop order at 170 us against the original's 299 us, runs of 133-359 us against 250-471 us, was
+refused for its one run over 1.25x the original's median).  And the mean must win by more than the runs' spread explains (`p_faster`): an
 answer within the noise of the original is a coin toss that another harness can turn into a
 loss (jacobi-2d MEDIUM: a tile judged a hair faster in looper's harness ran 12% slower, steadily,
 in PolyBench's).  An answer that fails on that count alone gets one second look
@@ -24,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-WORST_RATIO = 1.25  # no run of the answer over 1.25x the original's median (0.8x its speed)
+WORST_RATIO = 1.25  # a run over 1.25x the original's median (0.8x its speed) is a slow run
 SIGNIFICANCE = 0.05  # the answer's mean wins when a chance split of the runs does so this rarely
 # A second look: an answer whose mean won and none of whose runs was too slow, but by less than
 # the runs' spread explains, is timed again as often, and the pooled runs must pass this
@@ -86,6 +88,20 @@ class Judgement:
         """The answer's slowest run over the original's median."""
         return max(self.answer) / statistics.median(self.original)
 
+    @property
+    def slow_runs(self) -> tuple[int, int]:
+        """How many of the answer's runs, and of the original's, took over `worst_ratio` times the
+        original's median."""
+        limit = self.worst_ratio * statistics.median(self.original)
+        return sum(t > limit for t in self.answer), sum(t > limit for t in self.original)
+
+    @property
+    def slower_more_often(self) -> bool:
+        """Whether the answer's runs are slow (`slow_runs`) more often than the original's: a slow
+        mode of its own (a thread team that starts late in some processes), not the machine's."""
+        mine, theirs = self.slow_runs
+        return mine * len(self.original) > theirs * len(self.answer)
+
     @functools.cached_property
     def p_value(self) -> float:
         """`p_faster` of the runs, the answer's raised by the team start its runs missed
@@ -101,9 +117,11 @@ class Judgement:
         """Why the answer must not be written (None: it may)."""
         if self.speedup <= 1.0:
             return f"its mean is not below the original's ({self.describe()})"
-        if self.worst > self.worst_ratio:
-            return (f"one of its runs took {self.worst:.2f}x the original's median, over the "
-                    f"{self.worst_ratio:.2f}x a user may meet ({self.describe()})")
+        if self.slower_more_often:
+            mine, theirs = self.slow_runs
+            return (f"{mine} of its {len(self.answer)} runs took over {self.worst_ratio:.2f}x the original's median "
+                    f"(its slowest {self.worst:.2f}x), {theirs} of the original's {len(self.original)} "
+                    f"({self.describe()})")
         if self.p_value > self.significance:
             return (f"its mean wins by less than its runs' spread explains (one chance split of the runs in "
                     f"{1 / max(self.p_value, 1e-9):.0f} does as well; {self.describe()})")
@@ -112,8 +130,8 @@ class Judgement:
     @property
     def within_noise(self) -> bool:
         """Whether the answer fails only by winning within its runs' spread (its mean beats the
-        original's and no run is too slow): more runs can tell, which is the second look."""
-        return (self.speedup > 1.0 and self.worst <= self.worst_ratio and self.p_value > self.significance)
+        original's and its runs are not slow more often): more runs can tell, which is the second look."""
+        return self.speedup > 1.0 and not self.slower_more_often and self.p_value > self.significance
 
     def second_look(self, original: tuple[float, ...], answer: tuple[float, ...]) -> "Judgement":
         """This judgement over its runs and as many again (`SECOND_LOOK`)."""
@@ -136,6 +154,7 @@ class Judgement:
         return {"speedup": self.speedup, "runs": len(self.answer), "original_times": list(self.original),
                 "answer_times": list(self.answer), "original_mean": statistics.fmean(self.original),
                 "answer_mean": statistics.fmean(self.answer), "worst_over_original_median": self.worst,
+                "slow_runs": list(self.slow_runs),
                 "p_faster": self.p_value,
                 "first_region": self.first_region, "significance": self.significance, "where": self.where}
 

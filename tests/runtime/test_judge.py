@@ -27,8 +27,25 @@ def test_one_slow_run_is_enough_to_refuse_an_answer_whose_mean_wins():
     original = (1.0,) * 8
     answer = (0.5,) * 7 + (3.0,)
     j = Judgement(original, answer)
-    assert j.speedup > 1.2 and j.worst == 3.0
-    assert not j.faster and "one of its runs took 3.00x" in j.why_not()
+    assert j.speedup > 1.2 and j.worst == 3.0 and j.slow_runs == (1, 0)
+    assert not j.faster and "1 of its 8 runs took over 1.25x the original's median (its slowest 3.00x), " \
+        "0 of the original's 8" in j.why_not()
+
+
+def test_slow_runs_the_machine_gave_the_original_as_often_do_not_refuse_an_answer():
+    """mvt MEDIUM as measured in PolyBench's harness: a loop order ran 170 us on average against
+    the original's 299 us; one of its 24 runs took 359 us, over 1.25x the original's median, and
+    it was refused, though the original's own runs reached 471 us.  A run that slow is the
+    machine's when the original has as many; a slow mode of the answer's own is not."""
+    original = (280e-6,) * 20 + (400e-6, 420e-6, 471e-6, 300e-6)
+    answer = (150e-6,) * 22 + (359e-6, 140e-6)
+    j = Judgement(original, answer)
+    assert j.worst > WORST_RATIO and j.slow_runs == (1, 3)
+    assert j.faster and j.why_not() is None
+    bimodal = (150e-6,) * 18 + (600e-6,) * 6  # a thread team late in a quarter of the processes
+    k = Judgement(original, bimodal)
+    assert k.speedup > 1.0 and k.slow_runs == (6, 3)
+    assert not k.faster and "6 of its 24 runs" in k.why_not()
 
 
 def test_a_steady_faster_answer_is_written():
