@@ -23,6 +23,7 @@ from ..tune.match import NoRecord, best_record, matching
 from ..tune.records import (
     Machine, Record, append_records, looper_version, now, program_key, read_records, record_from, this_machine,
 )
+from ..transforms.schedule import REWRITTEN
 from .polybench import Answer, BenchConfig, kernel_file
 from .results import KernelResult
 
@@ -106,8 +107,10 @@ def result_record(r: KernelResult, cfg: BenchConfig, system: str = "looper") -> 
     evaluator = (x.evaluator if x is not None and x.evaluator else r.evaluator)
     seconds = x.search_seconds if x is not None and x.search_seconds is not None else r.search_seconds
     bench = {"input": r.input, "system": system, **({"replayed": r.record} if r.record else {})}
-    return Record(key, bench_machine(cfg), evaluator, tuple(steps), x.sequence if x and x.sequence else r.sequence,
-                  None, r.speedup(system, "gcc"), round(seconds, 3), now(), looper_version(), {"bench": bench})
+    text = x.sequence if x and x.sequence else r.sequence
+    return Record(key, bench_machine(cfg), evaluator, tuple(steps), text, None, r.speedup(system, "gcc"),
+                  round(seconds, 3), now(), looper_version(), {"bench": bench},
+                  rewritten=not steps and text == REWRITTEN)  # the results keep the text, not the flag
 
 
 def baseline_records(baseline: dict, path: str) -> list[Record]:

@@ -50,7 +50,8 @@ class KernelPrinter:
         # keep loop-invariant elements in locals (`codegen.scalars`), proved on `lowered`'s rows
         # (so not for an AST built from another schedule), and not in the original schedule: it
         # stands for the code as the user wrote it, which looper leaves as written when it
-        # answers it and times as the baseline of every measurement
+        # answers it and times as the baseline of every measurement (written as an answer of its
+        # own, `Lowered.written`, its identity is not the original's)
         self.scalars = lowered.identity != original(lowered.program).identity
 
     def ast(self) -> isl.AstNode:

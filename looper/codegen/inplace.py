@@ -77,8 +77,9 @@ class Version:
 
 def answer_code(schedule) -> Lowered | None:
     """What a region's answer writes: its lowered schedule, or None for the original schedule
-    (a `transforms.schedule.Schedule` without steps), which runs as the user wrote it."""
-    return schedule.lowered if schedule.steps else None
+    (a `transforms.schedule.Schedule` without steps, not `rewritten`), which runs as the user
+    wrote it."""
+    return schedule.lowered if schedule.written else None
 
 
 def region_code(scop: CScop, lowered: Lowered, prefix: str, comment: str, newline: str = "\n") -> str:

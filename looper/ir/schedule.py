@@ -56,6 +56,9 @@ class Lowered:
     microkernels: tuple[Microkernel, ...] = ()
     # one OpenMP parallel region around all parallel loops, work-shared (`codegen.region`)
     region: bool = False
+    # the original's loops written as an answer (`Schedule.rewrite`): printed with what looper's
+    # code adds to any answer (`codegen.scalars`), which the original as a baseline goes without
+    written: bool = False
 
     @property
     def n_rows(self) -> int:
@@ -101,6 +104,8 @@ class Lowered:
             ident += (self.microkernels,)
         if self.program.rewritten:
             ident += (self.program.rewritten,)
+        if self.written:
+            ident += ("written",)
         return ident + ("region",) if self.region else ident
 
     @cached_property

@@ -295,6 +295,8 @@ def replay(schedule, program, deps: Dependences | None = None):
     (the replayed schedule or None when the steps do not even apply, the reason)."""
     try:
         replayed = type(schedule).from_json(program, schedule.to_json())
+        if schedule.rewritten:  # the original loops in looper's code stay written there too
+            replayed = type(schedule).rewrite(program)
         return replayed, check_schedule(deps if deps is not None else compute_dependences(program), replayed)
     except (ValueError, KeyError, IndexError) as e:
         return None, f"it does not replay there ({e})"

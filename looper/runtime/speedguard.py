@@ -104,8 +104,21 @@ class SpeedGuard:
             return self._pending[1].result()
         return self.builder.build([original(self.program), lowered])
 
-    def time(self, lowered: Lowered) -> GuardResult:
-        """`lowered` and the original timed interleaved (after a probe of the original, once)."""
+    @property
+    def in_program(self) -> bool:
+        """Whether answers are timed in the user's own program (probing it once): only there can
+        the original loops in looper's code (`Schedule.rewrite`) be told from the user's."""
+        return self.user is not None and self.user.ready(PROBE_LIMIT) and self.user.seconds is not None \
+            and self.user.seconds <= self.guard_seconds
+
+    def time(self, lowered: Lowered, rewritten: bool = False) -> GuardResult:
+        """`lowered` and the original timed interleaved (after a probe of the original, once).
+        `rewritten`: `lowered` is the original's loops, timed only in the user's program."""
+        if rewritten:
+            if not self.in_program:
+                return GuardResult(False, detail="not timed: only your program tells looper's code of the "
+                                                 "original loops from yours")
+            return self._in_program(lowered, fallback=False)
         if ProgramBuilder.code(lowered) == ProgramBuilder.code(original(self.program)):
             return GuardResult(False, detail="not timed: the answer prints the original's code")
         if self.user is not None and self.user.ready(PROBE_LIMIT):
@@ -125,15 +138,16 @@ class SpeedGuard:
         where = "in looper's harness" + (f" (not in your program: {self.user.skipped})" if self.user else "")
         return _result(timed, limit, where)
 
-    def _in_program(self, lowered: Lowered) -> GuardResult:
-        """`lowered` and the original timed in the user's program (`runtime.userprogram`)."""
+    def _in_program(self, lowered: Lowered, fallback: bool = True) -> GuardResult:
+        """`lowered` and the original timed in the user's program (`runtime.userprogram`);
+        `fallback`: in looper's harness when it does not build there."""
         assert self.user is not None and self.user.seconds is not None
         if self.user.seconds > self.guard_seconds:
             return GuardResult(False, detail=f"not timed: the region takes {self.user.seconds:.2f} s in your program "
                                              f"(over {self.guard_seconds:g} s)")
         timed = self.user.time([None, lowered], self.rounds)
         if timed is None:  # the answer did not build there: `skipped` says why, the harness times it
-            return self.time(lowered)
+            return self.time(lowered) if fallback else GuardResult(False, detail=f"not timed: {self.user.skipped}")
         return _result(timed, self.user.limits.process(1, self.user.seconds), self.user.describe())
 
     def _probe(self, binary) -> None:

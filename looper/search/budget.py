@@ -59,7 +59,7 @@ from ..transforms.schedule import Schedule
 from .scoring import Score, SearchResult
 from .evaluators import ExecutionEvaluator, ModelEvaluator
 from .hybrid import Verified, with_region
-from .confirm import judge
+from .confirm import judge, offers_rewrite
 from .restraint import team_cost
 
 # The transformation kinds the shipped cost model was trained on that choose loop structure.
@@ -567,8 +567,15 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
                       first_region: float, report: Budgeted) -> tuple[Schedule, Score]:
     """The finalists timed together with the original at the program's sizes: the fastest the
     judgement lets through (`runtime.judge`), else the original; what was timed goes to the
-    report's notes (`confirmation_note`)."""
+    report's notes (`confirmation_note`).  Timed in the user's own C program, the original loops
+    in looper's code (`Schedule.rewrite`) are a finalist too while no finalist ran far faster in
+    the rounds (`confirm.offers_rewrite`): the rounds ran in looper's harness, whose baseline is
+    the original loops in looper's code without its scalar replacement, and in place in PolyBench's
+    harness the rewrite runs bicg MEDIUM 3.4x and nussinov 2.2x as fast as PolyBench's own."""
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
+    best = max((c.measured.speedup for c in finalists if c.measured is not None and c.measured.ok), default=1.0)
+    if offers_rewrite(program, evaluator, best):  # the original loops in looper's code: an answer too
+        finalists = finalists + [Candidate(Schedule.rewrite(program), 1.0, "", "rewritten")]
     if not finalists:
         return best_s, best_sc
     original, timed = evaluator.time_together(program, [c.schedule for c in finalists])

@@ -41,6 +41,21 @@ def finalists(result: SearchResult, k: int) -> list[Schedule]:
     return out
 
 
+# The confirmation times the original loops in looper's code (`Schedule.rewrite`) only while no
+# finalist ran this much faster than them in the rounds.  The rounds ran in looper's harness, where
+# those loops are the baseline (its `restrict` arrays give gcc what the rewrite's locals give it in
+# place), and a finalist measured far faster there carries the same locals into the user's
+# program; at LARGE another binary next to an original of seconds nearly doubles the confirmation.
+REWRITE_BELOW = 1.5
+
+
+def offers_rewrite(program: Program, evaluator: ExecutionEvaluator, best_measured: float) -> bool:
+    """Whether the confirmation times `Schedule.rewrite` with the finalists: only in the user's
+    own program, where it differs from the original, and only while `best_measured` (the
+    fastest finalist's speedup in the rounds) is under `REWRITE_BELOW`."""
+    return evaluator.times_in_program(program) and best_measured < REWRITE_BELOW
+
+
 def judge(program: Program, schedule: Schedule, original: list[float], times: list[float],
           evaluator: ExecutionEvaluator, first_region: float = 0.0) -> tuple[Judgement, bool]:
     """`schedule`'s runs judged against the original's from the same rounds, with a second look
@@ -63,6 +78,10 @@ def confirm(program: Program, result: SearchResult, evaluator: ExecutionEvaluato
     cands = finalists(result, k)
     if len(cands) < 2 or rounds == 0:
         return result
+    best = max((e.score.speedup for e in result.evaluated if e.schedule.steps and e.score and e.score.ok
+                and e.score.status == Status.OK), default=1.0)
+    if offers_rewrite(program, evaluator, best):  # the original loops in looper's code: an answer too
+        cands.append(Schedule.rewrite(program))
     began = time.perf_counter()
     original, timed = evaluator.time_together(program, cands, rounds)
     n = len(original or ())

@@ -298,6 +298,11 @@ class ExecutionEvaluator:
         original = summary(times[0]) if times[0] else None
         return times[0], [(speedup_over(original, summary(t) if t else None), t) for t in times[1:]]
 
+    def times_in_program(self, program: Program) -> bool:
+        """Whether `time_together` times `program`'s schedules in the user's own program: only
+        there do the original loops in looper's code (`Schedule.rewrite`) differ from the original."""
+        return self.user is not None and program is self.program
+
     @property
     def judged_in(self) -> str:
         """Where `time_together` ran its last runs, for reports."""

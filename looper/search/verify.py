@@ -16,6 +16,9 @@ compiles nothing; the measuring ones compiled with their own flags and threads):
 
 An answer that fails either is replaced by the next-best candidate (`search.fallback`) that
 passes both, else by the original; every candidate passed over is reported with the reason.
+Where the guard times answers in the user's own C program, the original loops in looper's code
+(`Schedule.rewrite`) are the last candidate before the original, timed like any other: the model
+ranks candidates against that code, never against the user's text.
 """
 from __future__ import annotations
 
@@ -74,6 +77,7 @@ class AnswerCheck:
     parallel: bool = False  # the written answer has parallel loops (verified at every thread count)
     rejected: list[Rejection] = field(default_factory=list)
     guard: GuardResult | None = None  # the written answer's timing against the original
+    rewritten: bool = False  # the written answer is the original loops in looper's code
     verify_seconds: float = 0.0
     guard_seconds: float = 0.0
 
@@ -81,7 +85,9 @@ class AnswerCheck:
         """The report's lines (`looper optimize` prints them under the answer)."""
         out = [f"  not written: {r.sequence}\n    ({r.why})" for r in self.rejected]
         if self.rejected:
-            out.append(f"  fell back to {'the original' if self.size == 'original' else 'the next-best candidate'}")
+            to = ("the original" if self.size == "original" else "the original loops in looper's code"
+                  if self.rewritten else "the next-best candidate")
+            out.append(f"  fell back to {to}")
         if self.skipped is not None:
             out.append(f"  not verified: {self.skipped}")
         elif self.size == "original":
@@ -97,7 +103,7 @@ class AnswerCheck:
     def to_json(self) -> dict:
         return {"verified": self.size is not None and self.skipped is None, "size": self.size,
                 "toolchain": self.toolchain, "threads": list(self.threads) if self.parallel else [],
-                "remark": self.remark, "skipped": self.skipped,
+                "remark": self.remark, "skipped": self.skipped, "rewritten": self.rewritten,
                 "rejected": [dataclasses.asdict(r) for r in self.rejected],
                 "speed_guard": self.guard.to_json() if self.guard is not None else None,
                 "verify_seconds": round(self.verify_seconds, 3), "guard_seconds": round(self.guard_seconds, 3)}
@@ -118,37 +124,44 @@ def check_answer(program: Program, result: SearchResult, kind: str, policy: Sear
     if not options.verify:
         check.skipped = "--no-verify"
     session = _Session(program, resized, index, options, check, guard=kind == "model" and options.speed_guard)
-    if session.guard is not None and result.best.steps:
+    if session.guard is not None and result.best.written:
         t0 = time.perf_counter()
         session.guard.prepare(result.best.lowered)  # gcc runs while the answer is verified
         check.guard_seconds += time.perf_counter() - t0
     try:
         chosen = None
-        for schedule, score in _candidates(result, kind, policy, deps, verified, options.max_alternatives):
+        for schedule, score in _candidates(result, kind, policy, deps, verified, options.max_alternatives,
+                                           session.offers_rewrite):
             if schedule.steps and session.exhausted:
-                break
-            if not schedule.steps or session.accepts(schedule):
+                continue  # what is left: the rewrite (timed however many were), the original
+            if not schedule.written or session.accepts(schedule):
                 chosen = (schedule, score)
                 break
         if chosen is None:  # the speed guard timed its last candidate: the original
             chosen = (Schedule(program), _original_score(result))
-        if not chosen[0].steps:
+        if not chosen[0].written:
             check.size, check.guard = ("original" if check.skipped is None else None), None
+        check.rewritten = chosen[0].rewritten
     finally:
         session.close()
     return dataclasses.replace(result, best=chosen[0], best_score=chosen[1]), check
 
 
 def _candidates(result: SearchResult, kind: str, policy: SearchPolicy, deps: Dependences,
-                verified: Sequence[Verified], limit: int) -> Iterator[tuple[Schedule, Score]]:
-    """The answer, then at most `limit` alternatives, then the original."""
-    yield result.best, result.best_score
-    if result.best.steps:
+                verified: Sequence[Verified], limit: int, rewrite: bool = False) -> Iterator[tuple[Schedule, Score]]:
+    """The answer, then at most `limit` alternatives, then (`rewrite`) the original loops in
+    looper's code, then the original."""
+    if result.best.written:
+        yield result.best, result.best_score
         for k, alt in enumerate(alternatives(result, kind, policy, deps, verified)):
             if k == limit:
                 break
             yield alt
-        yield Schedule(result.best.program), _original_score(result)
+    program = result.best.program
+    if rewrite and not result.best.rewritten:
+        yield Schedule.rewrite(program), Score(1.0, Status.PREDICTED, "the original loops in looper's code",
+                                               predicted=1.0)
+    yield Schedule(program), _original_score(result)
 
 
 def _original_score(result: SearchResult) -> Score:
@@ -231,6 +244,12 @@ class _Session:
         return self.checkers[id(program)]
 
     @property
+    def offers_rewrite(self) -> bool:
+        """Whether the guard times answers in the user's program, where the original loops in
+        looper's code may beat the user's own (`Schedule.rewrite`)."""
+        return self.guard is not None and self.guard.in_program
+
+    @property
     def exhausted(self) -> bool:
         """The speed guard timed as many candidates as it may: what is left is the original."""
         return self.guard is not None and self.guard.skipped is None and self.timed >= self.options.max_timed
@@ -239,8 +258,10 @@ class _Session:
         """None when the guard finds the schedule no slower than the original (or cannot time it)."""
         assert self.guard is not None
         t0 = time.perf_counter()
-        g = self.guard.time(schedule.lowered)
+        g = self.guard.time(schedule.lowered, rewritten=True) if schedule.rewritten else self.guard.time(schedule.lowered)
         self.check.guard_seconds += time.perf_counter() - t0
         self.timed += g.timed
         self.check.guard = g
+        if schedule.rewritten and not g.timed:  # nothing but the user's program tells it apart
+            return g.describe()
         return f"slower than the original at {self.program.size_label}: {g.describe()}" if g.slower else None

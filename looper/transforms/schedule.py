@@ -5,20 +5,42 @@ child built with `then` reuses its parent's lowered form, so a beam never replay
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..ir.program import Program
 from ..ir.schedule import Lowered, original
 from .registry import Transform
 
+REWRITTEN = "original loops, rewritten"  # how a `Schedule.rewrite` reads in reports and records
+
 
 class Schedule:
-    """A program plus an ordered sequence of transformations (what the search explores)."""
+    """A program plus an ordered sequence of transformations (what the search explores).
 
-    __slots__ = ("program", "steps", "_lowered")
+    Without steps it is the original, which runs as the user wrote it, unless it is `rewritten`:
+    the original loops in looper's own code, which keeps an innermost loop's invariant elements in
+    locals where the user's pointers keep gcc from it (`codegen.scalars`, `Lowered.written`).
+    That is an answer of its own, judged like any other (`search.verify`,
+    `search.budget.confirm_finalists`)."""
 
-    def __init__(self, program: Program, steps: tuple = (), _lowered: Lowered | None = None):
+    __slots__ = ("program", "steps", "_lowered", "rewritten")
+
+    def __init__(self, program: Program, steps: tuple = (), _lowered: Lowered | None = None,
+                 rewritten: bool = False):
         self.program = program
         self.steps: tuple[Transform, ...] = tuple(steps)
         self._lowered = _lowered
+        self.rewritten = rewritten and not self.steps
+
+    @staticmethod
+    def rewrite(program: Program) -> "Schedule":
+        """The original loops, written in looper's code."""
+        return Schedule(program, (), rewritten=True)
+
+    @property
+    def written(self) -> bool:
+        """Whether looper writes its own code for this schedule (else the user's text stays)."""
+        return bool(self.steps) or self.rewritten
 
     def then(self, *steps: Transform) -> "Schedule":
         """This schedule followed by `steps` (lowered incrementally from this one's form)."""
@@ -31,6 +53,8 @@ class Schedule:
     def lowered(self) -> Lowered:
         if self._lowered is None:
             L = original(self.program)
+            if self.rewritten:
+                L = replace(L, written=True)
             for t in self.steps:
                 L = t.apply(L)
             self._lowered = L
@@ -77,7 +101,7 @@ class Schedule:
         """The sequence as text; `without`: kinds of steps left out of it (the rest still name
         their loops as the whole sequence builds them)."""
         if not self.steps:
-            return "original"
+            return REWRITTEN if self.rewritten else "original"
         return " ; ".join(text for kind, text in self.parts() if kind not in without)
 
     @property

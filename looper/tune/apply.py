@@ -156,6 +156,8 @@ def replayed(program, record: Record, deps):
     from ..transforms.schedule import Schedule
     try:
         schedule = Schedule.from_json(program, list(record.sequence))
+        if record.rewritten and not schedule.steps:
+            schedule = Schedule.rewrite(program)
         why = check_schedule(deps, schedule)
     except (ValueError, KeyError, IndexError, TypeError) as e:
         why = f"it does not replay ({e})"
@@ -187,7 +189,7 @@ def checked_record(program, record: Record, checking, resized, index: int = 0):
     score = Score(record.speedup if record.speedup is not None else 1.0, Status.OK if measured else Status.PREDICTED,
                   "record", predicted=record.predicted)
     result, check = answer_checks(program, schedule, score, record.evaluator, deps, resized, index, checking)
-    if schedule.steps and not result.best.steps:
+    if schedule.written and not result.best.written:
         why = check.rejected[-1].why if check.rejected else "it did not pass the checks"
         raise LooperError(f"the recorded answer for {program.name} at {record.program.size_text} is not "
                           f"written: {why}", *_place(record))

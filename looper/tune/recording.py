@@ -20,4 +20,4 @@ def kernel_record(kernel, size_vars: dict | None, spec: SizeSpec, machine: Machi
     sequence the user got (the original when every candidate failed)."""
     return Record(program_key(kernel.program, size_vars, spec.size, spec.defines), machine, kernel.evaluator,
                   tuple(kernel.schedule.to_json()), kernel.sequence, kernel.predicted, kernel.measured,
-                  round(kernel.result.seconds, 3), now(), looper_version())
+                  round(kernel.result.seconds, 3), now(), looper_version(), rewritten=kernel.schedule.rewritten)

@@ -127,6 +127,7 @@ class Record:
     date: str = ""  # ISO 8601, UTC
     looper_version: str = ""
     extra: Mapping = field(default_factory=dict, compare=False)  # fields this looper does not know
+    rewritten: bool = False  # no steps, and the original loops written in looper's code (`Schedule.rewrite`)
     origin: str = field(default="", compare=False)  # FILE:LINE it was read from ("" when built here)
 
     @property
@@ -142,14 +143,15 @@ class Record:
         return {**self.extra, "record_format": RECORD_FORMAT, "program": self.program.to_json(),
                 "machine": self.machine.to_json(), "evaluator": self.evaluator, "sequence": list(self.sequence),
                 "describe": self.describe, "predicted": self.predicted, "measured": self.measured,
-                "search_seconds": self.search_seconds, "date": self.date, "looper_version": self.looper_version}
+                "search_seconds": self.search_seconds, "date": self.date, "looper_version": self.looper_version,
+                **({"rewritten": True} if self.rewritten else {})}
 
     @staticmethod
     def from_json(d: Mapping, origin: str = "") -> "Record":
         """A record from its JSON object (`origin`, FILE:LINE, is kept for messages).  Raises
         KeyError/TypeError/ValueError on a malformed one (`read_records` says where)."""
         known = {"record_format", "program", "machine", "evaluator", "sequence", "describe", "predicted",
-                 "measured", "search_seconds", "date", "looper_version"}
+                 "measured", "search_seconds", "date", "looper_version", "rewritten"}
         sequence = d["sequence"]
         if not isinstance(sequence, list) or not all(isinstance(s, dict) for s in sequence):
             raise ValueError("'sequence' is not a list of transformations")
@@ -157,7 +159,8 @@ class Record:
         return Record(program, machine, str(d["evaluator"]),
                       tuple(sequence), str(d.get("describe", "")), _number(d.get("predicted")),
                       _number(d.get("measured")), _number(d.get("search_seconds")), str(d.get("date", "")),
-                      str(d.get("looper_version", "")), {k: v for k, v in d.items() if k not in known}, origin)
+                      str(d.get("looper_version", "")), {k: v for k, v in d.items() if k not in known},
+                      d.get("rewritten") is True, origin)
 
     def line(self) -> str:
         """The record as one line of JSON (newline included)."""

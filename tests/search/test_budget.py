@@ -128,6 +128,9 @@ class FixedTimes:
         return [Score(self.speedups.get(family(s), 1.0), Status.OK, "", [1.0]) for s in schedules]
 
     judged_in = "in looper's harness"
+
+    def times_in_program(self, program):
+        return False
     failed = ()
 
     def time_together(self, program, schedules, rounds=None):
@@ -269,6 +272,9 @@ class ByParallel:
         return [Score(1.0 / self._t(s), Status.OK, "", [self._t(s)]) for s in schedules]
 
     judged_in = "in looper's harness"
+
+    def times_in_program(self, program):
+        return False
     failed = ()
 
     def time_together(self, program, schedules, rounds=None):
@@ -427,6 +433,9 @@ class ByStructure(FixedTimes):
         return [Score(self.speedup(s), Status.OK, "", [1.0]) for s in schedules]
 
     judged_in = "in looper's harness"
+
+    def times_in_program(self, program):
+        return False
     failed = ()
 
     def time_together(self, program, schedules, rounds=None):
@@ -648,6 +657,9 @@ class Noisy(FixedTimes):
         self.timings = 0
 
     judged_in = "in looper's harness"
+
+    def times_in_program(self, program):
+        return False
     failed = ()
 
     def time_together(self, program, schedules, rounds=None):
