@@ -54,6 +54,7 @@ class VerifyOptions:
     speed_guard: bool = True
     max_alternatives: int = 5  # candidates tried after the answer, before the original
     max_timed: int = 3  # candidates the speed guard times before it settles for the original
+    rewrite: bool = True  # the guard may time the original loops in looper's code (`Schedule.rewrite`)
     user: UserProgram | None = None  # the user's own program, where the guard times answers
 
 
@@ -131,7 +132,7 @@ def check_answer(program: Program, result: SearchResult, kind: str, policy: Sear
     try:
         chosen = None
         for schedule, score in _candidates(result, kind, policy, deps, verified, options.max_alternatives,
-                                           session.offers_rewrite):
+                                           options.rewrite and session.offers_rewrite):
             if schedule.steps and session.exhausted:
                 continue  # what is left: the rewrite (timed however many were), the original
             if not schedule.written or session.accepts(schedule):

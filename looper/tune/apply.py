@@ -206,7 +206,7 @@ def answer_checks(program, schedule, score, evaluator: str, deps, resized, index
     root = Explored(Schedule(program), "original", "root", Score(1.0, "ok", "original", predicted=1.0))
     result = SearchResult(schedule, score, [root], 0.0, 0.0, [])
     return check_answer(program, result, evaluator, SearchPolicy(), deps, resized, index,
-                        dataclasses.replace(options, max_alternatives=0))
+                        dataclasses.replace(options, max_alternatives=0, rewrite=False))
 
 
 def _place(record: Record) -> tuple[str | None, int | None]:

@@ -118,14 +118,16 @@ def _original_answer(monkeypatch):
     monkeypatch.setattr(tuning, "beam_search", fake_beam)
 
 
-def _guard_finds(monkeypatch, rewrite_speedup: float, timed: list):
-    """The speed guard's runs, fixed: the rewrite `rewrite_speedup` times as fast as the original."""
+def _guard_finds(monkeypatch, rewrite_speedup: float, timed: list, answer_speedup: float = 0.5):
+    """The speed guard's runs, fixed: the rewrite `rewrite_speedup` times as fast as the original,
+    any other answer `answer_speedup` times."""
     import looper.runtime.speedguard as sg
 
     def fake_time(self, lowered, rewritten=False):
         timed.append(rewritten)
+        speedup = rewrite_speedup if rewritten else answer_speedup
         original = tuple(1e-3 * (1 + 0.01 * (k % 3)) for k in range(24))
-        return GuardResult(True, Judgement(original, tuple(t / rewrite_speedup for t in original),
+        return GuardResult(True, Judgement(original, tuple(t / speedup for t in original),
                                            where="in your program (k.c)"))
 
     monkeypatch.setattr(sg.SpeedGuard, "time", fake_time)
@@ -224,3 +226,35 @@ def test_the_hybrid_confirms_the_rewrite_with_its_finalists():
     skipped = _InProgram(program, {tuned.describe(): 0.7, REWRITTEN: 0.4})
     best, _ = confirm_finalists(program, [fast], skipped, 0.0, Budgeted([]))
     assert skipped.timed == [[tuned.describe()]] and best is tuned
+
+
+def test_apply_writes_a_recorded_rewrite_and_never_falls_back_to_one(monkeypatch, tmp_path):
+    """`looper apply` writes the recorded answer or nothing: a recorded rewrite is written (and
+    judged again), a recorded answer the guard finds slower is an error, not the rewrite."""
+    from click.testing import CliRunner
+    from looper.cli import main
+    from looper.transforms import Unroll
+    from looper.tune.records import append_records, program_key, this_machine
+    src = _c_file(tmp_path)
+    scop = parse_c_file(src).scops[0]
+    key = program_key(scop.program, scop.size_vars, None)
+
+    def record(schedule, name):
+        rec = Record(key, this_machine(), "model", tuple(schedule.to_json()), schedule.describe(), 1.0, None, 1.0,
+                     "2025-01-01T00:00:00+00:00", "0.1.0", rewritten=schedule.rewritten)
+        append_records(tmp_path / name, [rec])
+        return tmp_path / name
+
+    timed: list = []
+    _guard_finds(monkeypatch, 2.0, timed)
+    out = tmp_path / "out.c"
+    res = CliRunner().invoke(main, ["apply", str(record(Schedule.rewrite(scop.program), "r.jsonl")), str(src),
+                                    "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert timed == [True] and _output(tmp_path, out.read_text(), "applied") == _output(tmp_path, MATVEC, "original")
+    assert "looper_disjoint" in out.read_text()
+    timed.clear()
+    swapped = Schedule(scop.program).then(Unroll(((("S1",), 3),), 4))
+    res = CliRunner().invoke(main, ["apply", str(record(swapped, "s.jsonl")), str(src), "-o", str(tmp_path / "s.c")])
+    assert res.exit_code == 2 and timed == [False] and not (tmp_path / "s.c").exists(), res.output
+    assert "is not written" in res.output
