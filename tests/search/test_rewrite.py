@@ -5,7 +5,6 @@ Tests never rely on wall-clock times: where a judgement decides, its runs are fi
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from looper.search.scoring import Explored, Score, SearchResult
 from looper.transforms.schedule import REWRITTEN, Schedule
 from looper.tune.records import Record
 
-from helpers import C_CFLAGS
+from helpers import C_CFLAGS, build_and_run
 
 # bicg's second nest on pointer parameters: `q[i]` is kept in memory by gcc (q may alias A or p)
 MATVEC = r"""
@@ -63,11 +62,10 @@ def _c_file(tmp_path: Path) -> Path:
 
 
 def _output(tmp_path: Path, text: str, name: str) -> str:
-    """What a C program prints, built with exact arithmetic."""
-    src, exe = tmp_path / f"{name}.c", tmp_path / f"{name}.exe"
+    """What a C program prints (`helpers.build_and_run`: exact arithmetic)."""
+    src = tmp_path / f"{name}.c"
     src.write_text(text)
-    subprocess.run(["gcc", *C_CFLAGS, str(src), "-o", str(exe)], check=True)
-    return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    return build_and_run(src, [""])
 
 
 def test_a_rewrite_is_the_original_loops_written_with_looper_s_locals(tmp_path):
@@ -134,15 +132,21 @@ def _guard_finds(monkeypatch, rewrite_speedup: float, timed: list, answer_speedu
     monkeypatch.setattr(sg.SpeedGuard, "in_program", property(lambda self: True))
 
 
+def _model_answer_judged(monkeypatch, tmp_path: Path, rewrite_speedup: float):
+    """`looper.optimize` of the C file with the model answering the original and the guard's runs
+    fixed (`_guard_finds`): (the optimized file, its kernel, what the guard timed)."""
+    _original_answer(monkeypatch)
+    timed: list = []
+    _guard_finds(monkeypatch, rewrite_speedup, timed)
+    f = looper.optimize(_c_file(tmp_path), evaluator="model", cflags=" ".join(C_CFLAGS))
+    (k,) = f.kernels
+    return f, k, timed
+
+
 def test_the_rewrite_is_written_when_it_wins_in_the_users_program(monkeypatch, tmp_path):
     """The model answers the original; timed in the user's program, looper's code of the same
     loops wins: it is written, verified, recorded, and computes what the user's code computes."""
-    _original_answer(monkeypatch)
-    timed: list = []
-    _guard_finds(monkeypatch, 2.0, timed)
-    src = _c_file(tmp_path)
-    f = looper.optimize(src, evaluator="model", cflags=" ".join(C_CFLAGS))
-    (k,) = f.kernels
+    f, k, timed = _model_answer_judged(monkeypatch, tmp_path, 2.0)
     assert timed == [True] and k.schedule.rewritten and k.sequence == REWRITTEN
     assert k.check.rewritten and k.check.size is not None and k.check.size != "original"
     assert "speed guard: 2.00x the original" in k.describe()
@@ -156,12 +160,7 @@ def test_the_rewrite_is_written_when_it_wins_in_the_users_program(monkeypatch, t
 
 
 def test_the_rewrite_is_not_written_when_it_does_not_win(monkeypatch, tmp_path):
-    _original_answer(monkeypatch)
-    timed: list = []
-    _guard_finds(monkeypatch, 0.9, timed)
-    src = _c_file(tmp_path)
-    f = looper.optimize(src, evaluator="model", cflags=" ".join(C_CFLAGS))
-    (k,) = f.kernels
+    f, k, timed = _model_answer_judged(monkeypatch, tmp_path, 0.9)
     assert timed == [True] and not k.schedule.written and k.sequence == "original"
     assert [r.sequence for r in k.check.rejected] == [REWRITTEN]
     assert "its mean is not below the original's" in k.check.rejected[0].why
