@@ -65,12 +65,19 @@ def per_object(fn: Callable[[object], T]) -> Callable[[object], T]:
 
 class Memo(dict):
     """A dict memo owned by one object (features of one program, selections of one dependence
-    set) that answers nothing while caches are disabled."""
+    set) that answers nothing while caches are disabled; with a `limit`, emptied when full (a
+    memo of a long-lived object must not grow with every search that asks it)."""
+
+    def __init__(self, limit: int | None = None):
+        super().__init__()
+        self.limit = limit
 
     def lookup(self, key, compute: Callable[[], T]) -> T:
         if not _enabled:
             return compute()
         if key not in self:
+            if self.limit is not None and len(self) >= self.limit:
+                self.clear()
             self[key] = compute()
         return self[key]
 

@@ -272,6 +272,10 @@ class ProgramFacts:
     program: Program
     statements: dict[str, _StatementFacts] = field(init=False)
     recurrences: dict = field(default_factory=dict)
+    # a candidate changes a few statements' rows; the loops of the others, and the traffic of
+    # the nests they alone make up, are those of its parent (a third of the terms' time, recounted)
+    chains: dict = field(default_factory=dict)  # (statement, its rows) -> its loops
+    traffic: dict = field(default_factory=dict)  # (nest's statements and rows, capacity) -> bytes
     _deps: object = None
 
     def __post_init__(self):
@@ -287,12 +291,17 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
     """The cost terms of `lowered` on `target` (see the module docstring); `known`: the program's
     facts, when the caller keeps them (`Estimates`)."""
     program = lowered.program
-    if known is None or known.program is not program:
+    if known is None or (known.program is not program and known.program.content != program.content):
         known = ProgramFacts(program)
     facts = known.statements
     element = max((a.dtype.nbytes for a in program.arrays.values()), default=8)
     rates = _rates(target, element)
-    chains = {st.name: _chain(st, lowered, facts[st.name]) for st in program.statements}
+    chains = {}
+    for st in program.statements:
+        key = (st.name, lowered.rows[st.name])
+        if key not in known.chains:
+            known.chains[key] = _chain(st, lowered, facts[st.name])
+        chains[st.name] = known.chains[key]
     comp = _Compute(lowered, target, rates, facts, chains, known)
     compute = sum(comp.seconds(st) for st in program.statements)
     mem = _Memory(lowered, rates, facts, chains, program)
@@ -300,7 +309,9 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
     for root in lowered.tree.roots:
         if isinstance(root, LoopNode):
             par = comp.node_threads(root)
-            t1, t2, t3 = (mem.traffic(root, cap) for cap in mem.capacities(par))
+            # a nest's traffic is a function of its statements' rows alone (its loops and chains)
+            nest = tuple((s, lowered.rows[s]) for s in sorted(root.statements))
+            t1, t2, t3 = (_nest_traffic(known, mem, root, nest, cap) for cap in mem.capacities(par))
             l2 += t1 / (rates.l2 * par)
             l3 += t2 / (rates.l3 * par)
             dram += t3 / rates.dram
@@ -309,6 +320,13 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
     total = max(1.0, sum(comp.ops.values()))
     return CostTerms(compute, l2, l3, dram, forks, barriers, flops, comp.busy / total,
                      comp.vector / total, comp.chained / total)
+
+
+def _nest_traffic(known: ProgramFacts, mem: "_Memory", root: LoopNode, nest: tuple, capacity: float) -> float:
+    key = (nest, capacity)
+    if key not in known.traffic:
+        known.traffic[key] = mem.traffic(root, capacity)
+    return known.traffic[key]
 
 
 class _Compute:
@@ -552,12 +570,14 @@ class Estimates:
 
     target: Target
     cache: dict = field(default_factory=dict)
-    known: ProgramFacts | None = None
+    # by content: every candidate that rewrites the program builds its own equal copy of it
+    known: dict = field(default_factory=dict)
 
     def of(self, lowered: Lowered) -> CostTerms:
         key = lowered.identity
         if key not in self.cache:
-            if self.known is None or self.known.program is not lowered.program:
-                self.known = ProgramFacts(lowered.program)
-            self.cache[key] = estimate(lowered, self.target, self.known)
+            content = lowered.program.content
+            if content not in self.known:
+                self.known[content] = ProgramFacts(lowered.program)
+            self.cache[key] = estimate(lowered, self.target, self.known[content])
         return self.cache[key]

@@ -103,7 +103,22 @@ def build_tree(rows: dict[str, tuple[Row, ...]], statements: list[str]) -> LoopT
     """The loop tree of per-statement rows (`statements` in textual order)."""
     n = len(next(iter(rows.values())))
 
+    def alone(s: str, row: int) -> list:
+        """`build` of one statement: its loop rows from `row` on, each inside the one before
+        (most of a tree's subtrees; the search builds a tree for each of thousands of candidates)."""
+        rs = rows[s]
+        loops = [k for k in range(row, n) if not rs[k].is_constant]
+        for k in loops:
+            if not is_loop_row(k):
+                raise IllFormed(f"static row {k} depends on loop iterators")
+        node: LoopNode | str = s
+        for k in reversed(loops):
+            node = LoopNode(k, frozenset((s,)), (node,))
+        return [node]
+
     def build(stmts: list[str], row: int) -> list:
+        if len(stmts) == 1:
+            return alone(stmts[0], row)
         if row >= n:
             return list(in_order(stmts))
         looping = [s for s in stmts if not rows[s][row].is_constant]

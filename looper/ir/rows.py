@@ -16,6 +16,7 @@ Statements are named `S0, S1, ...` in textual order by `ir.extract`; `statement_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, NamedTuple
 
 import numpy as np
@@ -141,8 +142,10 @@ class Row:
     div: int = 1
     extra: tuple["Row", ...] = ()
 
-    @property
+    @cached_property
     def is_constant(self) -> bool:
+        """Whether the row is a static (position) row; asked millions of times by the loop trees
+        of a search's candidates, so kept once known."""
         return not any(self.coeffs) and all(e.is_constant for e in self.extra)
 
     def render(self, names: list[str]) -> str:

@@ -66,10 +66,7 @@ class Lowered:
 
     def statement_map_text(self, name: str) -> str:
         """isl text of one statement's schedule map (iterators named positionally)."""
-        st = self.program.statement(name)
-        names = [f"i{k}" for k in range(st.depth)]
-        rows = ", ".join(r.render(names) for r in self.rows[name])
-        return f"{name}[{', '.join(names)}] -> [{rows}]"
+        return _map_text(name, self.program.statement(name).depth, tuple(self.rows[name]))
 
     def statement_map(self, name: str) -> isl.Map:
         return _parsed_map("{ " + self.statement_map_text(name) + " }")
@@ -147,6 +144,14 @@ def combine(rows: list[Row], coeffs: tuple[int, ...], which: tuple[int, ...]) ->
             c[j] += a * row.coeffs[j]
         const += a * row.const
     return Row(tuple(c), const)
+
+
+@memoized(maxsize=4096)
+def _map_text(name: str, depth: int, rows: tuple[Row, ...]) -> str:
+    """A statement's schedule map as isl text, printed once per rows: every legality check of a
+    candidate asks for the maps of the statements it touches, most of them its parent's."""
+    names = [f"i{k}" for k in range(depth)]
+    return f"{name}[{', '.join(names)}] -> [{', '.join(r.render(names) for r in rows)}]"
 
 
 @memoized(maxsize=8192)

@@ -31,6 +31,8 @@ class Dependences:
     scalars: dict[str, ScalarFlow]  # kernel-local scalars the kernel writes: privatization candidates
     through: dict[str, isl.UnionMap]  # per such scalar, the dependences through it
     selected: Memo = field(default_factory=Memo, repr=False)  # `_select`'s answers
+    # legality answers by the rows they are a function of (`legality.is_parallel`, `order_violation`)
+    answers: Memo = field(default_factory=lambda: Memo(limit=50_000), repr=False)
     program: Program | None = field(default=None, repr=False)  # the program they are of
 
     def of(self, program: Program) -> "Dependences":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from ..caching import memoized
 from ..ir.looptree import IllFormed
 from ..ir.schedule import Lowered, original
 from .deps import Dependences, compute_dependences
@@ -17,15 +18,20 @@ from .relations import maps_of
 from .privatize import ScalarFlow
 
 
-def _schedule_pairs(deps: isl.UnionMap, lowered: Lowered) -> isl.Map | None:
-    """Dependences as pairs of schedule vectors ([source time] -> [sink time]); None if no deps."""
-    if deps.is_empty():
-        return None
+def _names(deps: isl.UnionMap) -> set[str]:
+    """The statements the dependences join (sources and sinks)."""
     names: set[str] = set()
     for m in maps_of(deps):
         names.add(m.get_tuple_name(isl.dim_type.in_))
         names.add(m.get_tuple_name(isl.dim_type.out))
-    sched = lowered.schedule_of(sorted(names))
+    return names
+
+
+def _schedule_pairs(deps: isl.UnionMap, lowered: Lowered) -> isl.Map | None:
+    """Dependences as pairs of schedule vectors ([source time] -> [sink time]); None if no deps."""
+    if deps.is_empty():
+        return None
+    sched = lowered.schedule_of(sorted(_names(deps)))
     pairs = deps.apply_domain(sched).apply_range(sched)
     maps = maps_of(pairs)
     out = maps[0]
@@ -34,8 +40,11 @@ def _schedule_pairs(deps: isl.UnionMap, lowered: Lowered) -> isl.Map | None:
     return out
 
 
+@memoized(maxsize=1024)
 def _time_pairs(n: int, cons: str) -> isl.Map:
-    """{ [x0..x(n-1)] -> [y0..y(n-1)] : cons }: pairs of schedule points (source x, sink y)."""
+    """{ [x0..x(n-1)] -> [y0..y(n-1)] : cons }: pairs of schedule points (source x, sink y).
+    Parsed once per (n, cons): a search asks for the same few thousands of times (a third of
+    its legality checks' time went to parsing them)."""
     xs = ", ".join(f"x{j}" for j in range(n))
     ys = ", ".join(f"y{j}" for j in range(n))
     return isl.Map(f"{{ [{xs}] -> [{ys}] : {cons} }}")
@@ -57,8 +66,14 @@ def _carried_at(pairs: isl.Map, n: int, row: int) -> bool:
 
 
 def _some(deltas: isl.Set, n: int, cond: str) -> bool:
+    return not deltas.intersect(_distances(n, cond)).is_empty()
+
+
+@memoized(maxsize=1024)
+def _distances(n: int, cond: str) -> isl.Set:
+    """{ [d0..d(n-1)] : cond }: the distance vectors meeting `cond` (parsed once, as above)."""
     names = ", ".join(f"d{j}" for j in range(n))
-    return not deltas.intersect(isl.Set(f"{{ [{names}] : {cond} }}")).is_empty()
+    return isl.Set(f"{{ [{names}] : {cond} }}")
 
 
 def respects(deps: Dependences | isl.UnionMap, lowered: Lowered) -> bool:
@@ -99,13 +114,23 @@ def violated(deps: Dependences | dict[str, isl.UnionMap], lowered: Lowered, limi
 
 def is_parallel(deps: Dependences, lowered: Lowered, row: int, statements: set[str]) -> bool:
     """No dependence among `statements` (the statements sharing this loop) is carried at `row`,
-    except through scalars the loop privatizes."""
+    except through scalars the loop privatizes.  A function of those statements' rows up to `row`
+    alone (the dependences among them, the scalar flows inside them, compared on the rows before
+    it and at it), answered once per such rows: the packs, register tiles and parallel blocks ask
+    it of every distribution of a schedule, and a distribution inside a loop changes no row of it."""
+    key = ("parallel", row, tuple((s, lowered.rows[s][:row + 1]) for s in sorted(statements)))
+    return deps.answers.lookup(key, lambda: _is_parallel(deps, lowered, row, statements))
+
+
+def _is_parallel(deps: Dependences, lowered: Lowered, row: int, statements: set[str]) -> bool:
     n = lowered.n_rows
     pairs = _schedule_pairs(deps.restricted_to(statements, "shared"), lowered)
     if pairs is not None and _carried_at(pairs, n, row):
         return False
     private = None
-    for name in deps.scalars:
+    for name, flow in deps.scalars.items():
+        if flow.writers.isdisjoint(statements):  # each dependence through it has a write at one end
+            continue
         pairs = _schedule_pairs(deps.restricted_to(statements, f"scalar:{name}"), lowered)
         if pairs is None or not _carried_at(pairs, n, row):
             continue
@@ -251,12 +276,15 @@ def order_violation(deps: Dependences, before: Lowered, after: Lowered, explain:
     others keep their relative order (deriche, 47 statements: 36 -> a few ms a check).  With
     `explain`, up to three broken dependences are named; finding them costs about as much as the
     check itself, so the search asks only under --explain."""
-    changed = {s for s in after.rows if after.rows[s] != before.rows[s]}
+    changed = frozenset(s for s in after.rows if after.rows[s] != before.rows[s])
     if not changed:
         return None
     near = deps.touching(changed)
-    rel = near["flow"].union(near["anti"]).union(near["output"])
-    if respects(rel, after):
+    rel = deps.answers.lookup(("near", changed), lambda: near["flow"].union(near["anti"]).union(near["output"]))
+    # a function of the rows of the statements those dependences join: answered once per rows
+    joined = deps.answers.lookup(("joined", changed), lambda: sorted(_names(rel)))
+    key = ("order", changed, tuple((s, after.rows[s]) for s in joined))
+    if deps.answers.lookup(key, lambda: respects(rel, after)):
         return None
     if not explain:
         return "breaks a dependence"

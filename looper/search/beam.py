@@ -199,7 +199,7 @@ def check(parent: Schedule, steps: tuple, deps: Dependences, level: str, explain
         if why is not None:
             child = parent.then(*steps)
             break
-    return Explored(child, child.describe(), level, rejected=why)
+    return Explored(child, None, level, rejected=why)
 
 
 def score(state: BeamState, fresh: list[Explored], evaluator: Evaluator, level: str = "") -> None:

@@ -46,10 +46,18 @@ class Explored:
     """One candidate the search visited: its score, or why isl rejected it."""
 
     schedule: Schedule
-    description: str
+    described: str | None  # None: the schedule's own `describe()`, printed when first asked for
     level: str
     score: Score | None = None
     rejected: str | None = None  # why isl said no
+
+    @property
+    def description(self) -> str:
+        """The candidate's steps as text.  Printed on demand: a search visits a thousand
+        candidates and reports a few (printing every one was a tenth of symm's model search)."""
+        if self.described is None:
+            self.described = self.schedule.describe()
+        return self.described
 
 
 @dataclass

@@ -7,12 +7,14 @@ nothing gains no locality.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Callable, ClassVar, Iterator
 
 import islpy as isl
 import networkx as nx
 
+from .. import caching
 from ..ir.looptree import IllFormed, LoopNode, LoopTree
 
 from ..ir.schedule import loop_label
@@ -307,7 +309,52 @@ def _siblings_after(L: Lowered, statements: Stmts, row: int) -> list[str]:
 def distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tuple[tuple, Lowered]]:
     """Sequences of 1..depth distributions of `L` (shortest first) with their results: what the
     later levels offer ahead of what a distribution frees (a register tile, a parallel loop),
-    because the fusion levels score a distribution by itself."""
+    because the fusion levels score a distribution by itself.  The packs, the register tiles
+    and the parallel blocks all ask for them, of the same schedules (adi: 76 walks of 33
+    schedules, a loop tree built for each of 17,700 results), so the latest schedules' walks are
+    kept, as far as they went (`_Walk`)."""
+    if not caching.enabled():
+        yield from _distributions(L, ctx, depth)
+        return
+    key = (id(L), depth, ctx.target, ctx.grown)
+    walk = _WALKS.get(key)
+    if walk is None or walk.of is not L or walk.broken:
+        walk = _WALKS[key] = _Walk(L, _distributions(L, ctx, depth))
+        while len(_WALKS) > 8:
+            _WALKS.popitem(last=False)
+    else:
+        _WALKS.move_to_end(key)
+    yield from walk
+
+
+class _Walk:
+    """An iterator's items, replayed to every later reader and extended as far as one reads."""
+
+    def __init__(self, of: Lowered, items: Iterator):
+        self.of, self._items, self._seen = of, items, []
+        self.broken = False  # the iterator raised (an interrupt): its end is not the walk's end
+
+    def __iter__(self) -> Iterator:
+        k = 0
+        while True:
+            if k == len(self._seen):
+                try:
+                    item = next(self._items, _END)
+                except BaseException:
+                    self.broken = True
+                    raise
+                if item is _END:
+                    return
+                self._seen.append(item)
+            yield self._seen[k]
+            k += 1
+
+
+_END = object()
+_WALKS: "OrderedDict[tuple, _Walk]" = OrderedDict()
+
+
+def _distributions(L: Lowered, ctx: CandidateContext, depth: int) -> Iterator[tuple[tuple, Lowered]]:
     frontier: list[tuple[tuple, Lowered]] = [((), L)]
     for _ in range(depth):
         nxt = []

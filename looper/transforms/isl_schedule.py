@@ -11,13 +11,14 @@ register tiles), and the search measures whether it pays.
 
 The step carries the rows it sets (computed once, at the program's size): replayed at another
 size (verification) it sets the same rows and isl checks them there again.  Legal when every
-dependence is kept.  isl's scheduler can take minutes (heat-3d): it gets an operation budget,
-and no candidate when it runs out.
+dependence is kept.  isl's scheduler can take minutes (heat-3d): it gets a time budget, and no
+candidate when it runs out.
 """
 from __future__ import annotations
 
 import multiprocessing
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import ClassVar, Iterator
 
@@ -32,7 +33,12 @@ from ..poly.legality import order_violation
 from .registry import CandidateContext, Encoding, Transform, register
 
 StatementRows = tuple[str, tuple[tuple[tuple[int, ...], int], ...]]  # name, ((coeffs, const), ...)
-BUDGET_SECONDS = 10.0  # isl's scheduler answers PolyBench's kernels in 0.02-6 s, or not for minutes
+# isl's scheduler answers 26 of PolyBench's kernels in 0.01-0.2 s (MEDIUM, either variant), deriche's
+# and ludcmp's Pluto variant in 0.7 and 0.6 s; the rest take 9 s (adi's outer-parallel variant),
+# 17 s, or more than 30 s (heat-3d's, 13 minutes), and no answer a search kept ever came from
+# one of those.  Each program a search rewrites (an expansion) asks again: 10 s a time was most of
+# the model's search on deriche (30 s of 62).
+BUDGET_SECONDS = 2.0
 
 
 @register
@@ -97,11 +103,16 @@ def isl_rows(program: Program, variant: str = "pluto") -> tuple[StatementRows, .
 def isl_variants(program: Program) -> tuple[tuple[StatementRows, ...] | None, ...]:
     """`isl_rows` of every variant (in `VARIANTS`' order), computed at once.  isl's scheduler
     runs in forked children, one per variant side by side (the search waits on one core while
-    the others are idle: deriche's schedules take 4.7 s each), killed after `BUDGET_SECONDS`:
-    it has no time limit of its own (heat-3d: 13 minutes; an operation limit does not stop it)."""
+    the others are idle), killed after `BUDGET_SECONDS`: it has no time limit of its own
+    (heat-3d: 13 minutes; an operation limit does not stop it).  A variant that ran out on a
+    program is not asked again of its rewrites (`_RAN_OUT`)."""
     mp = multiprocessing.get_context("fork")
+    family = _family(program)
     started = []
     for variant in VARIANTS:
+        if (family, variant) in _RAN_OUT:
+            started.append(None)
+            continue
         recv, send = mp.Pipe(duplex=False)
         child = mp.Process(target=_child, args=(program, variant, send), daemon=True)
         child.start()
@@ -110,9 +121,19 @@ def isl_variants(program: Program) -> tuple[tuple[StatementRows, ...] | None, ..
         started.append((child, recv))
     deadline = time.monotonic() + BUDGET_SECONDS
     out = []
-    for child, recv in started:
+    for variant, running in zip(VARIANTS, started):
+        if running is None:
+            out.append(None)
+            continue
+        child, recv = running
         try:
-            out.append(recv.recv() if recv.poll(max(0.0, deadline - time.monotonic())) else None)
+            if recv.poll(max(0.0, deadline - time.monotonic())):
+                out.append(recv.recv())
+            else:
+                out.append(None)
+                _RAN_OUT[(family, variant)] = None
+                while len(_RAN_OUT) > 256:
+                    _RAN_OUT.popitem(last=False)
         except EOFError:  # the child died
             out.append(None)
         finally:
@@ -121,6 +142,19 @@ def isl_variants(program: Program) -> tuple[tuple[StatementRows, ...] | None, ..
             child.join()
             recv.close()
     return tuple(out)
+
+
+# (program family, variant) pairs whose scheduler ran out of its budget.  A program's rewrites
+# (expansions: a copy of an array per iteration, fewer dependences, the same statements) pose
+# the scheduler the same problem again: deriche's outer-parallel variant ran out on the program
+# and on each of the three expansions the search kept, 2 s of waiting each.  Not a memo of
+# `caching`'s (it does not step aside when caches are off): what it skips never had an answer.
+_RAN_OUT: OrderedDict = OrderedDict()
+
+
+def _family(program: Program) -> tuple:
+    """What a program shares with its rewrites: its name, its kernel as parsed, and its sizes."""
+    return program.name, program.kernel_text or program.source, tuple(sorted(program.sizes.items()))
 
 
 def _child(program: Program, variant: str, send) -> None:

@@ -180,3 +180,21 @@ def test_a_reference_the_loop_does_not_move_comes_once():
     traffic = mem._traffic(L.tree.roots[0], l2)
     of_a = sorted(b for ref, b in traffic.items() if ref[0] == "A")
     assert of_a == pytest.approx([row, 4000 * row], rel=0.01)
+
+
+@pytest.mark.parametrize("kernel", ["symm", "doitgen"])
+def test_the_terms_kept_across_a_search_equal_each_candidate_s_terms_alone(kernel):
+    """`Estimates` keeps each program's facts, loops and nest traffic across candidates (by the
+    rows they are a function of, and by content for the rewrites every expansion builds anew):
+    every candidate a search of the whole space visits gets exactly the terms it gets alone."""
+    from helpers import HashScores
+    from looper.search.policy import SearchPolicy
+    p = parse_file(kernel_path(kernel), "MINI")
+    d = compute_dependences(p)
+    result = beam_search(p, d, HashScores(1), SearchPolicy(beam=2, max_affine=1, grown=True))
+    legal = [e.schedule.lowered for e in result.explored if e.rejected is None]
+    assert any(L.program.rewritten for L in legal) and len(legal) > 50
+    kept = terms.Estimates(TARGET)
+    for L in legal + legal[::-1]:
+        assert kept.of(L) == terms.estimate(L, TARGET), L.identity
+    assert len(kept.known) < len({id(L.program) for L in legal})  # rewrites shared their facts

@@ -104,3 +104,34 @@ def test_fdtd_2d_column_loop_is_not_fused_into_the_row_loops():
     assert (("S0",), ("S1",)) not in fusions
     assert (("S1",), ("S2",)) in fusions  # both read hz[i][j]
     assert (("S2",), ("S3",)) in fusions  # S3 reads what S2 wrote
+
+
+def test_legality_answers_kept_by_rows_equal_each_schedule_s_own():
+    """`is_parallel` and `order_violation` keep their answers on the dependences, by the rows
+    they are a function of (a loop's: its statements' rows up to it).  Over the schedules a
+    search of the whole space visits on adi (privatizable scalars, many nests), every loop's
+    answer and every step's equal what a fresh computation says."""
+    from looper import caching
+    from looper.poly.legality import is_parallel, order_violation
+    from looper.search.beam import beam_search
+    from looper.search.policy import SearchPolicy
+    from helpers import HashScores
+    p = parse_file(kernel_path("adi"), "MINI")
+    d = compute_dependences(p)
+    result = beam_search(p, d, HashScores(2), SearchPolicy(beam=2, max_affine=1, grown=True))
+    pairs = [(e.schedule, e.schedule.lowered) for e in result.explored if e.rejected is None and e.schedule.steps]
+    assert len(pairs) > 50
+    kept, fresh = [], []
+    for s, L in pairs + pairs[::-1]:
+        before = Schedule(s.program, s.steps[:-1]).lowered
+        deps = d.of(L.program)
+        kept.append(([is_parallel(deps, L, l.row, set(l.statements)) for l in L.tree.loops()],
+                     order_violation(d.of(before.program), before, L)))
+    with caching.disabled():
+        for s, L in pairs + pairs[::-1]:
+            before = Schedule(s.program, s.steps[:-1]).lowered
+            deps = d.of(L.program)
+            fresh.append(([is_parallel(deps, L, l.row, set(l.statements)) for l in L.tree.loops()],
+                          order_violation(d.of(before.program), before, L)))
+    assert kept == fresh
+    assert any(not all(par) for par, _ in kept) and any(any(par) for par, _ in kept)

@@ -60,10 +60,42 @@ def test_json_round_trip_replays_the_same_rows_at_another_size():
 def test_a_scheduler_that_runs_out_of_time_offers_nothing(monkeypatch):
     import looper.transforms.isl_schedule as mod
     monkeypatch.setattr(mod, "BUDGET_SECONDS", 0.0)
+    monkeypatch.setattr(mod, "_RAN_OUT", type(mod._RAN_OUT)())
     mod.isl_variants.cache_clear()
     p = parse_file(kernel_path("heat_3d"), "MINI")
     try:
         assert mod.isl_rows(p, "pluto") is None and mod.isl_variants(p) == (None, None)
+    finally:
+        mod.isl_variants.cache_clear()
+
+
+def test_a_variant_that_ran_out_on_a_program_is_not_asked_of_its_rewrites(monkeypatch):
+    """gramschmidt's expansion of `nrm` is a rewrite of the same program: once isl ran out of
+    time on the program, the rewrite gets no schedule without waiting for one; a fresh process
+    (nothing ran out) schedules the rewrite, and other programs are not affected."""
+    import looper.transforms.isl_schedule as mod
+    from looper.ir.schedule import original
+    from looper.transforms.expansion import expansions
+    monkeypatch.setattr(mod, "_RAN_OUT", type(mod._RAN_OUT)())
+    p = parse_file(kernel_path("gramschmidt"), "SMALL")
+    rewrite = next(e for e in expansions(p) if e.array == "nrm").apply(original(p)).program
+    assert rewrite is not p and rewrite.rewritten
+    mod.isl_variants.cache_clear()
+    try:
+        assert mod.isl_variants(rewrite)[0] is not None  # nothing ran out: it has a schedule
+        mod.isl_variants.cache_clear()
+        monkeypatch.setattr(mod, "BUDGET_SECONDS", 0.0)
+        assert mod.isl_variants(p) == (None, None)
+        monkeypatch.setattr(mod, "BUDGET_SECONDS", 60.0)
+
+        class NoChildren:
+            def Pipe(self, duplex):
+                raise AssertionError("isl's scheduler was started")
+
+        monkeypatch.setattr(mod.multiprocessing, "get_context", lambda kind: NoChildren())
+        assert mod.isl_variants(rewrite) == (None, None)
+        monkeypatch.undo()
+        assert mod.isl_variants(parse_file(kernel_path("gemm"), "SMALL"))[0] is not None
     finally:
         mod.isl_variants.cache_clear()
 

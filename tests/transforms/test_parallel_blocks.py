@@ -111,3 +111,35 @@ def test_block_sizes_split_among_the_threads():
 def test_json_round_trip():
     step = ParallelBlocks((("S3",), 3), 1, 264)
     assert Transform.from_json(step.to_json()) == step
+
+
+def test_the_distributions_of_a_schedule_are_walked_once_and_replayed():
+    """The packs, register tiles and parallel blocks all walk the distributions of the schedules
+    they are offered (`fusion.distributions`): the second walk replays the first, as far as it
+    went and on from there, with what a fresh walk finds; a walk an exception cut short (an
+    interrupt) is not replayed as complete."""
+    from looper.ir.schedule import original
+    from looper.transforms import fusion
+    from looper.transforms.registry import CandidateContext
+    from helpers import TARGET
+    p = parse_file(kernel_path("3mm"), "SMALL")
+    L = original(p)
+    ctx = CandidateContext(L, compute_dependences(p), TARGET, grown=True)
+    first = next(fusion.distributions(L, ctx, 2))
+    walked = list(fusion.distributions(L, ctx, 2))
+    assert walked[0] is first and len(walked) > 3
+    again = list(fusion.distributions(L, ctx, 2))
+    assert all(a is b for a, b in zip(again, walked)) and len(again) == len(walked)
+    fresh = list(fusion._distributions(L, ctx, 2))
+    assert [(s, M.rows) for s, M in fresh] == [(s, M.rows) for s, M in walked]
+
+    def cut_short():
+        yield 1
+        raise KeyboardInterrupt
+
+    walk = fusion._Walk(L, cut_short())
+    items = iter(walk)
+    assert next(items) == 1
+    with pytest.raises(KeyboardInterrupt):
+        next(items)
+    assert walk.broken
