@@ -262,6 +262,7 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
             r = results[s]
             r.sequence, r.search_seconds, r.measured = a.sequence, a.seconds, a.measured
             r.sequence_json, r.evaluator, r.notes = a.schedule.to_json(), a.evaluator, list(a.notes)
+            r.rewritten = a.schedule.rewritten
     evaluator = answer.record.evaluator if answer.record is not None else cfg.evaluator
     out = KernelResult(answer.name, answer.program.size_label, answer.sequence, evaluator,
                        answer.seconds, results, mode, work.flops, work.bytes, work.precision,

@@ -108,9 +108,10 @@ def result_record(r: KernelResult, cfg: BenchConfig, system: str = "looper") -> 
     seconds = x.search_seconds if x is not None and x.search_seconds is not None else r.search_seconds
     bench = {"input": r.input, "system": system, **({"replayed": r.record} if r.record else {})}
     text = x.sequence if x and x.sequence else r.sequence
+    # files from before results kept the flag say so by the text alone
+    rewritten = (x is not None and x.rewritten) or (not steps and text == REWRITTEN)
     return Record(key, bench_machine(cfg), evaluator, tuple(steps), text, None, r.speedup(system, "gcc"),
-                  round(seconds, 3), now(), looper_version(), {"bench": bench},
-                  rewritten=not steps and text == REWRITTEN)  # the results keep the text, not the flag
+                  round(seconds, 3), now(), looper_version(), {"bench": bench}, rewritten=rewritten)
 
 
 def baseline_records(baseline: dict, path: str) -> list[Record]:

@@ -38,6 +38,7 @@ class SystemResult:
     search_seconds: float | None = None  # ... and how long finding and checking it took
     measured: int | None = None  # ... and how many candidates its search ran
     notes: list[str] = field(default_factory=list)  # ... and what its search and checks reported
+    rewritten: bool = False  # ... and whether it is the original loops in looper's code (`Schedule.rewrite`)
     # the system's rate at 2 flops per multiply-add of the kernel's products over the BLAS
     # reference's rate in the same rounds (`bench.blas`; dense products with `--compare openblas`)
     of_blas: float | None = None

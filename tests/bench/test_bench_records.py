@@ -148,3 +148,28 @@ def test_one_record_per_kernel_and_size_the_run_produced(tmp_path):
     (r,) = read_records(tmp_path / "r.jsonl")
     assert r.program.name == "gemm" and r.sequence == tuple(seq) and r.evaluator == "model"
     assert Recorder(None, (), cfg).add(result("gemm", "scop")) is None
+
+
+def test_an_answer_of_the_original_loops_rewritten_is_recorded_as_one():
+    """The results keep whether a looper system's answer is the original loops in looper's code
+    (`Schedule.rewrite`); its record says so, and replays as it (`looper apply` writes it).  A
+    file from before the results kept it says so by the text alone; an empty sequence under
+    another text is the original, not the rewrite."""
+    from looper.bench.records import result_record
+    from looper.transforms.schedule import REWRITTEN
+    cfg = pb.BenchConfig(["gemm"], ["MINI"], [], TuneOptions(evaluator=Evaluator("model")), threads=2, check_only=True)
+
+    def result(text, rewritten):
+        x = SystemResult("looper", "ok", 1.0, mean=1.0, sequence=text, sequence_json=[], rewritten=rewritten)
+        gcc = SystemResult("gcc", "ok", 2.0, mean=2.0)
+        return KernelResult("gemm", "MINI", text, "model", 1.0, {"looper": x, "gcc": gcc}, sequence_json=[])
+
+    flagged = result("the original loops, as looper prints them", True)
+    (back,) = from_json(json.loads(json.dumps(to_json([flagged], {}))))
+    assert back.systems["looper"].rewritten
+    assert result_record(back, cfg).rewritten
+    assert not result_record(result("original", False), cfg).rewritten
+    old = to_json([result(REWRITTEN, True)], {})
+    del old["results"][0]["systems"]["looper"]["rewritten"]
+    (before,) = from_json(old)
+    assert not before.systems["looper"].rewritten and result_record(before, cfg).rewritten
