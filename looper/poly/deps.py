@@ -85,6 +85,10 @@ class Dependences:
         ones a step that changes just those statements' schedules can break."""
         return {kind: self._select(frozenset(statements), both=False, kind=kind) for kind in self.kinds()}
 
+    def touching_any(self, statements: set[str]) -> isl.UnionMap:
+        """Every dependence (of any kind) with a source or a sink among the named statements."""
+        return self._select(frozenset(statements), both=False)
+
     def _select(self, statements: frozenset[str], both: bool, kind: str | None = None) -> isl.UnionMap:
         def compute():
             inner, crossing = split_by_statements(self.relation(kind), statements)

@@ -279,8 +279,7 @@ def order_violation(deps: Dependences, before: Lowered, after: Lowered, explain:
     changed = frozenset(s for s in after.rows if after.rows[s] != before.rows[s])
     if not changed:
         return None
-    near = deps.touching(changed)
-    rel = deps.answers.lookup(("near", changed), lambda: near["flow"].union(near["anti"]).union(near["output"]))
+    rel = deps.touching_any(changed)
     # a function of the rows of the statements those dependences join: answered once per rows
     joined = deps.answers.lookup(("joined", changed), lambda: sorted(_names(rel)))
     key = ("order", changed, tuple((s, after.rows[s]) for s in joined))
@@ -288,7 +287,7 @@ def order_violation(deps: Dependences, before: Lowered, after: Lowered, explain:
         return None
     if not explain:
         return "breaks a dependence"
-    broken = violated(near, after)
+    broken = violated(deps.touching(changed), after)
     return "breaks " + (", ".join(broken) if broken else "a dependence")
 
 
