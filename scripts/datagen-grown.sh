@@ -14,6 +14,9 @@
 # The committed parts of synth-v7 are two rounds (20 programs each; 12,034 rows, 9,230 usable points,
 # in 98 minutes of an AMD EPYC family 25 model 17 with 2 vCPUs, 2026-11-28):
 #   GUIDE=v6.pt scripts/datagen-grown.sh data 2
+# and a third round of all but the large part (seeds 4020-4029, 4220-4229, 4420-4429, 4620-4629;
+# 5,086 rows, 3,941 usable points, the same machine class, 2026-11-30):
+#   for p in matmul stencil mv coupled; do ONLY=synth-v7-grown-$p GUIDE=v6.pt scripts/datagen-grown.sh data 3; done
 # and synth-v9-grown-columns eight rounds of its own (80 programs, seeds 5000-5079; 10,017 rows, 2,736
 # of them with a pack, in about 40 minutes of the same machine class, 2026-11-30):
 #   ONLY=synth-v9-grown-columns GUIDE=v6.pt scripts/datagen-grown.sh data 8

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Reproduce the shipped cost model, looper/costmodel/weights/looper-v10.pt: all twenty parts of data/
-# (the six grown ones weighted 5), 8 epochs on feature version 6 warm-started from looper-v9, whose
-# weights are in git (deterministic split and seeds).  Two ensemble members train in parallel, one core
-# and one torch thread each (about 30 minutes on this 2-core machine):
+# Reproduce the candidate looper-v11: all twenty parts of data/ (the six grown ones weighted 5, four
+# of them with a third round of ten programs), 8 epochs on feature version 6 warm-started from
+# looper-v10, whose weights are in git (deterministic split and seeds).  Two ensemble members train
+# in parallel, one core and one torch thread each (about 40 minutes on this 2-core machine):
+#   git show 9d67dca:looper/costmodel/weights/looper-v10.pt > /tmp/looper-v10.pt
+#   INIT=/tmp/looper-v10.pt scripts/train.sh        (COMPARE=/tmp/looper-v10.pt: its metrics beside)
+# looper-v10 (shipped at 77c4365) the same way on the parts without their third round (`git checkout
+# 77c4365` first: its data/ and scripts/train.sh), warm-started from looper-v9:
 #   git show c9a2b0a:looper/costmodel/weights/looper-v9.pt > /tmp/looper-v9.pt
 #   INIT=/tmp/looper-v9.pt scripts/train.sh
 # looper-v9 (shipped before looper-v10) the same way without the columns part, 12 epochs, warm-started
@@ -36,7 +40,7 @@
 #   HIDDEN=192 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh /tmp/looper-h192.pt @nine
 set -euo pipefail
 if [ -n "${INIT:-}" ] && [ $# -le 1 ]; then
-  out=${1:-looper/costmodel/weights/looper-v10.pt}
+  out=${1:-/tmp/looper-v11.pt}
   grown=(data/synth-v7-grown-matmul data/synth-v7-grown-stencil data/synth-v7-grown-mv data/synth-v7-grown-coupled
     data/synth-v7-grown-large data/synth-v9-grown-columns)
   weights=()
@@ -44,7 +48,7 @@ if [ -n "${INIT:-}" ] && [ $# -le 1 ]; then
   exec looper train data/synth-v2* data/synth-v3-small-guided data/synth-v4-small-stencil data/synth-v5-large-coupled \
     data/synth-v6-small-matmul "${grown[@]}" -o "$out" --init "$INIT" "${weights[@]}" --epochs 8 --members 2 \
     --threads 1 --hidden 128 --dropout 0.2 --weight-decay 0.001 --lr 0.001 --loss log --rank-weight 1.0 \
-    --batch-programs 1 --max-noise 0.05 --seed 0
+    --batch-programs 1 --max-noise 0.05 --seed 0 ${COMPARE:+--compare "$COMPARE"}
 fi
 out=${1:-models/looper-v6.pt}
 shift || true
