@@ -281,6 +281,13 @@ class ProgramFacts:
     def __post_init__(self):
         self.statements = _facts(self.program)
 
+    @staticmethod
+    def kept(table: dict, key, compute):
+        """`table[key]`, computed once: the three tables above are filled this way."""
+        if key not in table:
+            table[key] = compute()
+        return table[key]
+
     def dependences(self):
         if self._deps is None:
             self._deps = dependences_of(self.program)
@@ -298,10 +305,8 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
     rates = _rates(target, element)
     chains = {}
     for st in program.statements:
-        key = (st.name, lowered.rows[st.name])
-        if key not in known.chains:
-            known.chains[key] = _chain(st, lowered, facts[st.name])
-        chains[st.name] = known.chains[key]
+        chains[st.name] = known.kept(known.chains, (st.name, lowered.rows[st.name]),
+                                     lambda: _chain(st, lowered, facts[st.name]))
     comp = _Compute(lowered, target, rates, facts, chains, known)
     compute = sum(comp.seconds(st) for st in program.statements)
     mem = _Memory(lowered, rates, facts, chains, program)
@@ -311,7 +316,8 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
             par = comp.node_threads(root)
             # a nest's traffic is a function of its statements' rows alone (its loops and chains)
             nest = tuple((s, lowered.rows[s]) for s in sorted(root.statements))
-            t1, t2, t3 = (_nest_traffic(known, mem, root, nest, cap) for cap in mem.capacities(par))
+            t1, t2, t3 = (known.kept(known.traffic, (nest, cap), lambda: mem.traffic(root, cap))
+                          for cap in mem.capacities(par))
             l2 += t1 / (rates.l2 * par)
             l3 += t2 / (rates.l3 * par)
             dram += t3 / rates.dram
@@ -320,13 +326,6 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
     total = max(1.0, sum(comp.ops.values()))
     return CostTerms(compute, l2, l3, dram, forks, barriers, flops, comp.busy / total,
                      comp.vector / total, comp.chained / total)
-
-
-def _nest_traffic(known: ProgramFacts, mem: "_Memory", root: LoopNode, nest: tuple, capacity: float) -> float:
-    key = (nest, capacity)
-    if key not in known.traffic:
-        known.traffic[key] = mem.traffic(root, capacity)
-    return known.traffic[key]
 
 
 class _Compute:
@@ -387,11 +386,9 @@ class _Compute:
         """Whether the loop at `row` carries a flow dependence of `st` on itself shorter than a
         vector (`carries_short_flow`, cached by the statement's rows: most candidates share them)."""
         rows = self.L.rows[st.name]
-        key = (st.name, rows, row, self.rates.lanes)
-        cache = self.known.recurrences
-        if key not in cache:
-            cache[key] = carries_short_flow(self.known.dependences(), self.L, st.name, row, self.rates.lanes)
-        return cache[key]
+        return self.known.kept(self.known.recurrences, (st.name, rows, row, self.rates.lanes),
+                               lambda: carries_short_flow(self.known.dependences(), self.L, st.name, row,
+                                                          self.rates.lanes))
 
 
 def _microkernel_efficiency(mk: Microkernel) -> float:

@@ -129,7 +129,7 @@ def _is_parallel(deps: Dependences, lowered: Lowered, row: int, statements: set[
         return False
     private = None
     for name, flow in deps.scalars.items():
-        if flow.writers.isdisjoint(statements):  # each dependence through it has a write at one end
+        if not flow.written_in(statements):
             continue
         pairs = _schedule_pairs(deps.restricted_to(statements, f"scalar:{name}"), lowered)
         if pairs is None or not _carried_at(pairs, n, row):
@@ -156,7 +156,7 @@ def privatizable(scalars: dict[str, ScalarFlow], lowered: Lowered, row: int, sta
     stmts = frozenset(statements)
     out: set[str] = set()
     for name, flow in scalars.items():
-        if not flow.writers & stmts:
+        if not flow.written_in(stmts):
             continue
         inner = flow.inside(stmts)
         if inner is None:

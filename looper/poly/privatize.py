@@ -32,6 +32,11 @@ class ScalarFlow:
     unsourced: frozenset[str]  # statements that read the value it had before any write
     _inside: Memo = field(default_factory=Memo, repr=False)
 
+    def written_in(self, statements) -> bool:
+        """Whether one of `statements` writes the scalar.  If none does, no dependence through it
+        joins two of them (each has a write at one end), and no loop over them need privatize it."""
+        return not self.writers.isdisjoint(statements)
+
     def inside(self, statements: frozenset[str]) -> isl.UnionMap | None:
         """The value flow among `statements`; None when a value crosses into or out of them."""
         def compute():
