@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..caching import per_content
+from ..caching import Memo, per_content
 from ..ir.looptree import LoopNode
 from ..ir.program import Program, Statement
 from ..ir.rows import fixed_rows, inverse_steps
@@ -266,27 +266,20 @@ def _rates(target: Target, element: int) -> _Rates:
 class ProgramFacts:
     """What the terms need of a program whatever its schedule: each statement's counts and
     accesses, and which loops carry short flow dependences (by the statement's rows).  One
-    `Estimates` keeps its own, so scoring a program's candidates never recounts them, with the
-    process-wide memos on or off."""
+    `Estimates` keeps its own, so scoring a program's candidates never recounts them; the tables
+    by rows are `caching.Memo`s, which step aside while caches are disabled."""
 
     program: Program
     statements: dict[str, _StatementFacts] = field(init=False)
-    recurrences: dict = field(default_factory=dict)
+    recurrences: Memo = field(default_factory=Memo)
     # a candidate changes a few statements' rows; the loops of the others, and the traffic of
     # the nests they alone make up, are those of its parent (a third of the terms' time, recounted)
-    chains: dict = field(default_factory=dict)  # (statement, its rows) -> its loops
-    traffic: dict = field(default_factory=dict)  # (nest's statements and rows, capacity) -> bytes
+    chains: Memo = field(default_factory=Memo)  # (statement, its rows) -> its loops
+    traffic: Memo = field(default_factory=Memo)  # (nest's statements and rows, capacity) -> bytes
     _deps: object = None
 
     def __post_init__(self):
         self.statements = _facts(self.program)
-
-    @staticmethod
-    def kept(table: dict, key, compute):
-        """`table[key]`, computed once: the three tables above are filled this way."""
-        if key not in table:
-            table[key] = compute()
-        return table[key]
 
     def dependences(self):
         if self._deps is None:
@@ -305,8 +298,8 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
     rates = _rates(target, element)
     chains = {}
     for st in program.statements:
-        chains[st.name] = known.kept(known.chains, (st.name, lowered.rows[st.name]),
-                                     lambda: _chain(st, lowered, facts[st.name]))
+        chains[st.name] = known.chains.lookup((st.name, lowered.rows[st.name]),
+                                              lambda: _chain(st, lowered, facts[st.name]))
     comp = _Compute(lowered, target, rates, facts, chains, known)
     compute = sum(comp.seconds(st) for st in program.statements)
     mem = _Memory(lowered, rates, facts, chains, program)
@@ -316,7 +309,7 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
             par = comp.node_threads(root)
             # a nest's traffic is a function of its statements' rows alone (its loops and chains)
             nest = tuple((s, lowered.rows[s]) for s in sorted(root.statements))
-            t1, t2, t3 = (known.kept(known.traffic, (nest, cap), lambda: mem.traffic(root, cap))
+            t1, t2, t3 = (known.traffic.lookup((nest, cap), lambda: mem.traffic(root, cap))
                           for cap in mem.capacities(par))
             l2 += t1 / (rates.l2 * par)
             l3 += t2 / (rates.l3 * par)
@@ -386,9 +379,9 @@ class _Compute:
         """Whether the loop at `row` carries a flow dependence of `st` on itself shorter than a
         vector (`carries_short_flow`, cached by the statement's rows: most candidates share them)."""
         rows = self.L.rows[st.name]
-        return self.known.kept(self.known.recurrences, (st.name, rows, row, self.rates.lanes),
-                               lambda: carries_short_flow(self.known.dependences(), self.L, st.name, row,
-                                                          self.rates.lanes))
+        return self.known.recurrences.lookup((st.name, rows, row, self.rates.lanes),
+                                             lambda: carries_short_flow(self.known.dependences(), self.L,
+                                                                        st.name, row, self.rates.lanes))
 
 
 def _microkernel_efficiency(mk: Microkernel) -> float:
