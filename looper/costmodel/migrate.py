@@ -37,11 +37,12 @@ _TRANSFORM_V3 = [("kind", 9), ("levels", 3), ("matrix", 9), ("sizes", 3), ("fact
 # version -> (COMP, LOOP, TRANSFORM) as that version laid them out (version 5 added TERMS, which
 # version 4's models do not read; version 6 changed definitions, not layouts: the strides of a
 # statement whose rows isl repeats, and the terms' reuse per reference, which a version 5 model
-# reads where it read their old values)
+# reads where it read their old values; so did version 7: the terms' operations and sparse flows)
 LAYOUTS: dict[int, tuple[Layout, Layout, Layout]] = {
     3: (Layout(_COMP_V3), Layout(_LOOP_V3), Layout(_TRANSFORM_V3)),
     4: (COMP, LOOP, TRANSFORM),
     5: (COMP, LOOP, TRANSFORM),
+    6: (COMP, LOOP, TRANSFORM),
     FEATURE_VERSION: (COMP, LOOP, TRANSFORM),
 }
 # architectures a model can be widened from: 3 had no terms MLP and a head of three embeddings

@@ -10,7 +10,8 @@ a per-program fit of a few measurements, `costmodel.fit`) weights them.  The ter
   accumulates into one element at the latency of a dependent chain (gcc does not reassociate
   floating-point sums) or that carries a flow dependence a few iterations long (seidel-2d's
   `A[i][j-1]`: each point waits for the one before, neither vectorized nor overlapped), anything
-  else at scalar speed; divided among the threads of the statement's parallel loop, with the
+  else at scalar speed (a loop that jumps between rows, or carries a short flow from a thinner
+  set: floyd-warshall's `path[i][k]`, which gcc's alias check sends to the scalar loop); divided among the threads of the statement's parallel loop, with the
   imbalance of its last share;
 - **l2, l3, dram**: the bytes that miss each cache level over its bandwidth.  A loop's footprint
   is the cache lines its full execution touches (each subscript's range over the loops inside
@@ -41,8 +42,8 @@ from ..ir.rows import fixed_rows, inverse_steps
 from ..ir.schedule import Lowered, Microkernel, Row
 from ..poly.count import count_points
 from ..poly.deps import dependences_of
-from ..poly.flops import statement_flops
-from ..poly.legality import carries_short_flow
+from ..poly.flops import statement_flops, statement_operations
+from ..poly.legality import ShortFlow, short_flow
 from ..target import Target
 
 LINE = 64  # bytes per cache line
@@ -111,7 +112,8 @@ class CostTerms:
 @dataclass
 class _StatementFacts:
     instances: int
-    ops: int  # arithmetic per instance (at least 1: integer kernels and copies cost something)
+    ops: int  # operations per instance, of any type (`statement_operations`)
+    flops: int  # of them floating-point (`statement_flops`)
     box: list[tuple[int, int]]  # each iterator's bounds
     accesses: list[tuple[str, np.ndarray, np.ndarray, bool]]  # array, index coeffs [dims x iters], consts, write
 
@@ -129,7 +131,7 @@ def _facts(program: Program) -> dict[str, _StatementFacts]:
                 .reshape(len(a.index), st.depth)
             consts = np.array([ix.substitute(program.sizes).const for ix in a.index], dtype=float)
             accesses.append((a.array, coeffs, consts, a.is_write))
-        out[st.name] = _StatementFacts(instances, max(1, statement_flops(st)), box, accesses)
+        out[st.name] = _StatementFacts(instances, statement_operations(st), statement_flops(st), box, accesses)
     return out
 
 
@@ -271,7 +273,7 @@ class ProgramFacts:
 
     program: Program
     statements: dict[str, _StatementFacts] = field(init=False)
-    recurrences: Memo = field(default_factory=Memo)
+    short_flows: Memo = field(default_factory=Memo)  # (statement, its rows, loop, lanes) -> ShortFlow
     # a candidate changes a few statements' rows; the loops of the others, and the traffic of
     # the nests they alone make up, are those of its parent (a third of the terms' time, recounted)
     chains: Memo = field(default_factory=Memo)  # (statement, its rows) -> its loops
@@ -315,7 +317,7 @@ def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None
             l3 += t2 / (rates.l3 * par)
             dram += t3 / rates.dram
     forks, barriers = _overheads(lowered, chains, rates)
-    flops = sum(facts[s.name].instances * facts[s.name].ops for s in program.statements)
+    flops = sum(facts[s.name].instances * facts[s.name].flops for s in program.statements)
     total = max(1.0, sum(comp.ops.values()))
     return CostTerms(compute, l2, l3, dram, forks, barriers, flops, comp.busy / total,
                      comp.vector / total, comp.chained / total)
@@ -368,20 +370,21 @@ class _Compute:
         strides = [_stride(coeffs, inner.step) for _, coeffs, _, _ in self.facts[st.name].accesses]
         write_stride = strides[0]
         vectorized = (st.name, inner.row) in self.L.vector
-        if not vectorized and ((write_stride == 0 and st.body.op != "=") or self._recurrent(st, inner.row)):
+        flow = ShortFlow.NONE if vectorized else self._short_flow(st, inner.row)
+        if not vectorized and ((write_stride == 0 and st.body.op != "=") or flow is ShortFlow.RECURRENCE):
             return r.peak / r.lanes / 2 / CHAIN_LATENCY, "chain"  # one dependent op per latency
-        if vectorized or all(abs(s) <= 1 for s in strides):
+        if vectorized or (flow is ShortFlow.NONE and all(abs(s) <= 1 for s in strides)):
             factor = 1.0 + min(3.0, math.log2(max(1.0, self.L.unroll_factor(st.name, inner.row))) / 4)
             return r.peak * VECTOR_RATE * min(factor, 1.3), "vector"
         return r.peak / r.lanes * SCALAR_LANE_RATE, "scalar"
 
-    def _recurrent(self, st: Statement, row: int) -> bool:
-        """Whether the loop at `row` carries a flow dependence of `st` on itself shorter than a
-        vector (`carries_short_flow`, cached by the statement's rows: most candidates share them)."""
+    def _short_flow(self, st: Statement, row: int) -> ShortFlow:
+        """What flow of `st` on itself the loop at `row` carries within a vector's length
+        (`short_flow`, cached by the statement's rows: most candidates share them)."""
         rows = self.L.rows[st.name]
-        return self.known.recurrences.lookup((st.name, rows, row, self.rates.lanes),
-                                             lambda: carries_short_flow(self.known.dependences(), self.L,
-                                                                        st.name, row, self.rates.lanes))
+        return self.known.short_flows.lookup((st.name, rows, row, self.rates.lanes),
+                                             lambda: short_flow(self.known.dependences(), self.L,
+                                                                st.name, row, self.rates.lanes))
 
 
 def _microkernel_efficiency(mk: Microkernel) -> float:

@@ -55,6 +55,27 @@ def statement_flops(s: Statement) -> int:
     return compound + expr_flops(s.body.value)
 
 
+def expr_operations(e: Expr) -> int:
+    """Operations one evaluation of `e` issues, whatever their type: every binary operator
+    (arithmetic or comparison), call and selection.  Not flops: the cost terms' compute time
+    needs them (floyd-warshall's add, compare and select per point, 0 flops)."""
+    if isinstance(e, Binary):
+        return 1 + expr_operations(e.left) + expr_operations(e.right)
+    if isinstance(e, Call):
+        return 1 + sum(expr_operations(a) for a in e.args)
+    if isinstance(e, Select):
+        return 1 + expr_operations(e.cond) + max(expr_operations(e.then), expr_operations(e.orelse))
+    if isinstance(e, (Unary, Cast)):
+        return expr_operations(e.operand)
+    return 0
+
+
+def statement_operations(s: Statement) -> int:
+    """Operations of one execution of statement `s` (`expr_operations`, and a compound
+    assignment's own), at least one: a copy costs something too."""
+    return max(1, (1 if s.body.op != "=" else 0) + expr_operations(s.body.value))
+
+
 @dataclass(frozen=True)
 class StatementWork:
     """One statement's share: how often it runs and what each run computes."""

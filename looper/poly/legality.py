@@ -8,6 +8,8 @@ kernel-local scalar do not stop a loop from being parallel when the loop can pri
 """
 from __future__ import annotations
 
+import enum
+
 import islpy as isl
 
 from ..caching import memoized
@@ -211,23 +213,33 @@ def carried_rows(deps: Dependences, lowered: Lowered, statements: set[str]) -> s
     return {k for k in range(n) if _carried_at(pairs, n, k)}
 
 
-def carries_short_flow(deps: Dependences, lowered: Lowered, statement: str, row: int, shorter_than: int) -> bool:
-    """Whether the loop at `row` runs a recurrence of `statement`: a flow dependence of the
-    statement on itself carried there at a distance under `shorter_than` iterations, from
-    instances that fill the statement's whole iteration space (each value waits for one a few
-    iterations back, which no vectorizer splits into lanes: gcc needs a distance of at least its
-    vector length).  A dependence from a thinner set is no recurrence: floyd-warshall's j loop
-    reads the path[i][k] its iteration j = k wrote, one source per row, and runs at full speed."""
+class ShortFlow(enum.Enum):
+    """What a flow dependence of a statement on itself, carried by a loop at a distance shorter
+    than a vector, does to that loop (`short_flow`)."""
+    NONE = "none"            # no such dependence: the loop vectorizes if its accesses allow
+    SPARSE = "sparse"        # from a thinner set: no chain, but no vector either
+    RECURRENCE = "recurrence"  # from the whole iteration space: each value waits for one before
+
+
+def short_flow(deps: Dependences, lowered: Lowered, statement: str, row: int, shorter_than: int) -> ShortFlow:
+    """Whether the loop at `row` carries a flow dependence of `statement` on itself at a distance
+    under `shorter_than` iterations, and from what.  From instances that fill the statement's
+    whole iteration space it is a recurrence: each value waits for one a few iterations back,
+    which no vectorizer splits into lanes (gcc needs a distance of at least its vector length),
+    and the loop runs at the latency of a dependent chain (seidel-2d's `A[i][j-1]`).  From a
+    thinner set it is sparse: floyd-warshall's j loop reads the `path[i][k]` its iteration j = k
+    wrote, one source per row, so nothing waits, but gcc versions the loop on an alias check that
+    fails on every row and runs it scalar (82 ms at MEDIUM, where vector speed was estimated at 7)."""
     pairs = _schedule_pairs(deps.restricted_to({statement}, "flow"), lowered)
     if pairs is None:
-        return False
+        return ShortFlow.NONE
     n = lowered.n_rows
     near = _time_pairs(n, f"0 < y{row} - x{row} < {shorter_than}")
     short = pairs.intersect(_equal_prefix(n, row)).intersect(near)
     if short.is_empty():
-        return False
+        return ShortFlow.NONE
     depth = lowered.program.statement(statement).depth
-    return _dimension(short.domain()) >= depth
+    return ShortFlow.RECURRENCE if _dimension(short.domain()) >= depth else ShortFlow.SPARSE
 
 
 def _dimension(s: isl.Set) -> int:
