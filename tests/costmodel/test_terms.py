@@ -76,6 +76,43 @@ def test_a_reduction_is_a_chain_and_a_parallel_innermost_loop_is_not():
     assert terms.estimate(Schedule(jacobi).lowered, TARGET).chain_share == 0.0
 
 
+def test_a_sparse_short_flow_runs_scalar_and_a_recurrence_as_a_chain(seidel):
+    """floyd-warshall's j loop reads the path[i][k] its iteration j = k wrote (one source per row):
+    no chain, but gcc's alias check sends it to the scalar loop, where it ran 82 ms at MEDIUM
+    against the 7 ms vector speed was estimated at.  seidel-2d's j loop waits for A[i][j-1]
+    everywhere: a recurrence.  jacobi-1d's innermost loop carries nothing."""
+    from looper.poly.legality import ShortFlow, short_flow
+    floyd = parse_file(kernel_path("floyd-warshall"), "MINI")
+    jacobi = parse_file(kernel_path("jacobi-1d"), "MINI")
+    lanes = TARGET.lanes(8)
+
+    def innermost(program):
+        L = Schedule(program).lowered
+        st = program.statements[0]
+        row = terms._chain(st, L, terms._facts(program)[st.name])[-1].row
+        return short_flow(compute_dependences(program), L, st.name, row, lanes)
+
+    assert innermost(floyd) is ShortFlow.SPARSE
+    assert innermost(seidel) is ShortFlow.RECURRENCE
+    assert innermost(jacobi) is ShortFlow.NONE
+    t = terms.estimate(Schedule(floyd).lowered, TARGET)
+    assert t.vector_share == 0.0 and t.chain_share == 0.0  # scalar: neither lanes nor a chain
+
+
+def test_the_compute_term_counts_operations_not_flops():
+    """An integer kernel's add, compare and select cost time although they are no flops: the
+    terms count floyd-warshall's four operations a point (compare, add, select, the add of the
+    branch it takes), its flop count stays 0; a floating statement's operations are its flops."""
+    from looper.poly.flops import statement_flops, statement_operations
+    floyd = parse_file(kernel_path("floyd-warshall"), "MINI").statements[0]
+    assert (statement_operations(floyd), statement_flops(floyd)) == (4, 0)
+    gemm = parse_file(kernel_path("gemm"), "MINI")
+    for st in gemm.statements:
+        assert statement_operations(st) == max(1, statement_flops(st))
+    fw = parse_file(kernel_path("floyd-warshall"), "MINI")
+    assert terms.estimate(Schedule(fw).lowered, TARGET).flops == 0
+
+
 def _chain_product(program, seq) -> tuple[float, int]:
     st = program.statements[0]
     L = (Schedule.from_json(program, seq) if seq else Schedule(program)).lowered

@@ -86,3 +86,13 @@ def test_the_model_charges_a_parallel_candidate_the_teams_start():
     assert s1.speedup == s0.speedup
     assert p1.speedup == pytest.approx(1 / (1 / p0.speedup + 1.0))
     assert ModelEvaluator(p, net, meta, TARGET, first_region=1e-3).as_run(par, 4.0) == 4.0  # no time: no charge
+
+
+def test_the_terms_estimate_lets_a_long_integer_kernel_have_threads():
+    """floyd-warshall at MEDIUM runs 82 ms as gcc compiles it; the terms once estimated 7 ms (its
+    j loop at vector speed, one operation a point), so the model alone kept it sequential where a
+    team costs 5 ms (threshold 20 ms).  Counted as gcc runs it, it clears the threshold."""
+    from looper.search.restraint import estimated_seconds
+    fork = 5e-3
+    p = parse_file(kernel_path("floyd-warshall"), "MEDIUM")
+    assert restraint(estimated_seconds(p, _target(2, fork)), _target(2, fork), estimated=True) is None
