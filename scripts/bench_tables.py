@@ -81,6 +81,7 @@ def tables(data: dict) -> str:
     if d:
         lines.append(f"Search seconds per kernel: default median {statistics.median(d):.1f}, total {sum(d):.0f}"
                      + (f"; ceiling median {statistics.median(m):.1f}, total {sum(m):.0f}" if m else "") + ".")
+    lines += split_seconds(rows)
     lines += ["", "| kernel | gcc (ms) | harness | looper | Pluto | Polly | ceiling | looper GFLOP/s | looper search (s) "
                   "| ceiling search (s) | looper's answer |",
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -98,6 +99,27 @@ def tables(data: dict) -> str:
     if variants:
         lines += ["", variant_table(rows, sp, variants)]
     return "\n".join(lines)
+
+
+def split_seconds(rows: list[dict]) -> list[str]:
+    """Per looper system whose runs split their seconds: the search alone (without verification
+    and the speed guard) and the checks, median, total and the longest kernels."""
+    out = []
+    names = sorted({n for r in rows for n in r["systems"] if n == "looper" or n.startswith("looper-")})
+    for name in names:
+        xs = [(r["systems"][name]["search_seconds"] - r["systems"][name]["check_seconds"],
+               r["systems"][name]["check_seconds"], r["kernel"]) for r in rows
+              if r["systems"].get(name, {}).get("check_seconds") is not None
+              and r["systems"][name].get("search_seconds") is not None]
+        if not xs:
+            continue
+        search = [s for s, _, _ in xs]
+        longest = sorted(xs, reverse=True)[:5]
+        out.append(f"{name}: search without the checks median {statistics.median(search):.1f} s, total "
+                   f"{sum(search):.0f} s (longest: " + ", ".join(f"{k} {s:.1f}" for s, _, k in longest)
+                   + f"); verification and speed guard median {statistics.median(c for _, c, _ in xs):.1f} s, "
+                   f"total {sum(c for _, c, _ in xs):.0f} s.")
+    return out
 
 
 def variant_table(rows: list[dict], sp: dict[str, dict[str, float | None]], variants: list[str]) -> str:

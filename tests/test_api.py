@@ -42,6 +42,7 @@ def test_gemm_matches_numpy_and_the_original(model):
     assert k.sequence == k.schedule.describe() and k.predicted is not None and k.measured is None
     assert "predicted speedup" in k.describe() and k.to_json()["sequence"] == k.sequence
     assert "kernel_0" in k.c_source
+    assert 0 < k.answer.check_seconds < k.answer.seconds  # verified: built and run, inside the run's time
     f, g = _both(k)
     assert f.names == ("alpha", "beta", "C", "A", "B")
     rng = _rng()

@@ -36,6 +36,7 @@ from . import blas, check, native, peers, timing
 from .results import BLAS_REFERENCE, KernelResult, SystemResult, geomean
 
 if TYPE_CHECKING:
+    from ..tune.pipeline import Answer as Tuned
     from ..tune.records import Record
 
 
@@ -129,6 +130,7 @@ class Answer:
     record: Record | None = None  # the tuning record replayed instead of a search (`bench.records`)
     evaluator: str = ""  # what scored the search
     notes: tuple[str, ...] = ()  # what the search and the checks reported (`looper optimize`'s notes)
+    check_seconds: float | None = None  # of `seconds`, verification and the speed guard (None: not split)
 
 
 def _own_memo(system: str, options: TuneOptions) -> TuneOptions:
@@ -149,21 +151,22 @@ def search(name: str, size: str, cfg: BenchConfig, options: TuneOptions | None =
     if records is not None:
         return records.answer(name, size, cfg)
     program = parse_file(kernel_file(name), size)
-    schedule, seconds = choose_schedule(program, cfg, options=options)
+    found = choose_schedule(program, cfg, options=options)
+    schedule = found.result.best
     evaluator = (options or cfg.searches()["looper"]).evaluator.value
-    return Answer(name, program, schedule, seconds, schedule.describe(), evaluator=evaluator)
+    return Answer(name, program, schedule, found.seconds, schedule.describe(), evaluator=evaluator,
+                  check_seconds=found.check_seconds)
 
 
 def choose_schedule(program: Program, cfg: BenchConfig, written: bool = True,
-                    options: TuneOptions | None = None) -> tuple[Schedule, float]:
+                    options: TuneOptions | None = None) -> "Tuned":
     """looper's answer for one program, as `looper optimize` finds and checks it (`tune`: the
     search, then, when `written`, verification and the model's speed guard), so the bench times
     the answer a user gets."""
     from ..lang.resize import smaller_python
     from ..tune import tune
     options = options or cfg.searches()["looper"]
-    answer = tune(program, options, cfg.machine(), resized=smaller_python(program) if written else None)
-    return answer.result.best, answer.seconds
+    return tune(program, options, cfg.machine(), resized=smaller_python(program) if written else None)
 
 
 def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions,
@@ -191,7 +194,8 @@ def search_native(name: str, size: str, cfg: BenchConfig, options: TuneOptions,
     # `program` is looper's Python program of the kernel (its work); `schedule`, of the C scop's
     notes = tuple(k.notes) + tuple(line.strip() for line in (k.check.lines() if k.check is not None else ()))
     return Answer(name, parse_file(kernel_file(name), size), k.schedule, seconds, k.sequence, done.source,
-                  k.answer.measured, evaluator=options.evaluator.value, notes=notes)
+                  k.answer.measured, evaluator=options.evaluator.value, notes=notes,
+                  check_seconds=k.answer.check_seconds)
 
 
 def check_size(size: str, check_only: bool) -> str:
@@ -261,6 +265,7 @@ def run_mode(answers: dict[str, Answer], work: KernelWork, mode: str, cfg: Bench
         if s in results:
             r = results[s]
             r.sequence, r.search_seconds, r.measured = a.sequence, a.seconds, a.measured
+            r.check_seconds = a.check_seconds
             r.sequence_json, r.evaluator, r.notes = a.schedule.to_json(), a.evaluator, list(a.notes)
             r.rewritten = a.schedule.rewritten
     evaluator = answer.record.evaluator if answer.record is not None else cfg.evaluator
@@ -336,6 +341,6 @@ def _at_size(answer: Answer, size: str, cfg: BenchConfig) -> tuple[Program, Sche
     if why is None:
         return small, replayed
     if cfg.check_only and cfg.records is None:  # a recorded answer is checked as it is, never searched for
-        return small, choose_schedule(small, cfg, written=False)[0]
+        return small, choose_schedule(small, cfg, written=False).result.best
     return program, schedule
 

@@ -36,6 +36,7 @@ class SystemResult:
     sequence_json: list | None = None  # ... as JSON (`Schedule.to_json`, of the program it searched)
     evaluator: str = ""  # ... and what scored its search
     search_seconds: float | None = None  # ... and how long finding and checking it took
+    check_seconds: float | None = None  # ... of which verification and the speed guard (None: not split)
     measured: int | None = None  # ... and how many candidates its search ran
     notes: list[str] = field(default_factory=list)  # ... and what its search and checks reported
     rewritten: bool = False  # ... and whether it is the original loops in looper's code (`Schedule.rewrite`)

@@ -145,6 +145,11 @@ class Answer:
     measured: int = 0  # candidates the search compiled and ran (memo answers not counted)
     original_seconds: float | None = None  # the original's kernel time, when the search measured it
 
+    @property
+    def check_seconds(self) -> float:
+        """Of `seconds`, what verifying the answer and the speed guard took (0: not run)."""
+        return self.check.verify_seconds + self.check.guard_seconds if self.check is not None else 0.0
+
 
 def never_runs(program: Program) -> str | None:
     """Why the cost model cannot describe a program with a statement that never runs at these
