@@ -28,13 +28,14 @@ class Budget:
     """How long each measurement may take: `looper machine` uses the default, tests `QUICK`."""
 
     seconds: float = 0.5  # per FMA peak and per triad
+    peak_runs: int = 3  # processes per FMA peak, the best kept (`microbench.fma_peak`)
     dgemm_n: int = 4000
     dgemm_repeats: int = 3
     triad_elements: int | None = None  # None: four times the last-level cache per array
     fork_processes: int = 20  # fresh processes that time OpenMP's first region, regions, barriers
 
 
-QUICK = Budget(seconds=0.02, dgemm_n=400, dgemm_repeats=1, triad_elements=1 << 20, fork_processes=2)
+QUICK = Budget(seconds=0.02, peak_runs=1, dgemm_n=400, dgemm_repeats=1, triad_elements=1 << 20, fork_processes=2)
 
 
 def triad_elements(levels: list[CacheLevel]) -> int:
@@ -46,8 +47,8 @@ def triad_elements(levels: list[CacheLevel]) -> int:
 
 def measure_limits(threads: int, budget: Budget = Budget(), dgemm: bool = True) -> Limits:
     """Measure one thread count's limits (DGEMM too unless `dgemm` is false)."""
-    d = fma_peak("double", threads, budget.seconds)
-    s = fma_peak("single", threads, budget.seconds)
+    d = fma_peak("double", threads, budget.seconds, budget.peak_runs)
+    s = fma_peak("single", threads, budget.seconds, budget.peak_runs)
     n = budget.triad_elements or triad_elements(cache_levels())
     bw = triad_bandwidth(threads, n, budget.seconds)
     ref = numpy_dgemm(threads, budget.dgemm_n, budget.dgemm_repeats) if dgemm else None

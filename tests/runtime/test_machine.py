@@ -78,3 +78,13 @@ def test_caches_from_sysfs(tmp_path):
     assert peaks.triad_elements([CacheLevel(2, "Unified", 1 << 20)]) == 4 << 20
     assert cache_levels(tmp_path / "absent") == []
     assert all(c.size > 0 for c in cache_levels())  # this machine's, whatever they are
+
+
+def test_the_fma_peak_is_the_best_of_its_runs(monkeypatch):
+    """One run whose core was taken away halves a peak; the best of the runs is the peak."""
+    from looper.runtime import microbench
+    outputs = iter(["2e9 0.0346 2 8", "2e9 0.0173 2 8", "2e9 0.0200 2 8"])  # flops, best s, threads, lanes
+    monkeypatch.setattr(microbench, "fma_binary", lambda precision: "fma")
+    monkeypatch.setattr(microbench, "_run", lambda cmd, threads, timeout: next(outputs))
+    peak = microbench.fma_peak("double", 2, runs=3)
+    assert peak.gflops == pytest.approx(2e9 / 0.0173 / 1e9) and peak.lanes == 8
