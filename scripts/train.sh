@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Reproduce the candidate looper-v11: all twenty parts of data/ (the six grown ones weighted 5, four
-# of them with a third round of ten programs), 8 epochs on feature version 6 warm-started from
+# Reproduce the candidate looper-v12: all twenty parts of data/ (the six grown ones weighted 5, four
+# of them with a third round of ten programs), 8 epochs on feature version 7 warm-started from
 # looper-v10, whose weights are in git (deterministic split and seeds).  Two ensemble members train
-# in parallel, one core and one torch thread each (about 40 minutes on this 2-core machine):
+# in parallel, one core and one torch thread each (about 45 minutes on this 2-core machine):
 #   git show 9d67dca:looper/costmodel/weights/looper-v10.pt > /tmp/looper-v10.pt
-#   INIT=/tmp/looper-v10.pt scripts/train.sh        (COMPARE=/tmp/looper-v10.pt: its metrics beside)
+#   INIT=/tmp/looper-v10.pt scripts/train.sh /tmp/looper-v12.pt   (COMPARE=/tmp/looper-v10.pt: its metrics beside)
+# looper-v11 (not shipped either) the same way at e138e71 (feature version 6; `git checkout e138e71` first).
 # looper-v10 (shipped at 77c4365) the same way on the parts without their third round (`git checkout
 # 77c4365` first: its data/ and scripts/train.sh), warm-started from looper-v9:
 #   git show c9a2b0a:looper/costmodel/weights/looper-v9.pt > /tmp/looper-v9.pt
@@ -40,7 +41,7 @@
 #   HIDDEN=192 DROPOUT=0.05 WEIGHT_DECAY=0.00001 scripts/train.sh /tmp/looper-h192.pt @nine
 set -euo pipefail
 if [ -n "${INIT:-}" ] && [ $# -le 1 ]; then
-  out=${1:-/tmp/looper-v11.pt}
+  out=${1:-/tmp/looper-v12.pt}
   grown=(data/synth-v7-grown-matmul data/synth-v7-grown-stencil data/synth-v7-grown-mv data/synth-v7-grown-coupled
     data/synth-v7-grown-large data/synth-v9-grown-columns)
   weights=()
