@@ -11,8 +11,9 @@ a per-program fit of a few measurements, `costmodel.fit`) weights them.  The ter
   floating-point sums) or that carries a flow dependence a few iterations long (seidel-2d's
   `A[i][j-1]`: each point waits for the one before, neither vectorized nor overlapped), anything
   else at scalar speed (a loop that jumps between rows, or carries a short flow from a thinner
-  set: floyd-warshall's `path[i][k]`, which gcc's alias check sends to the scalar loop); divided among the threads of the statement's parallel loop, with the
-  imbalance of its last share;
+  set: floyd-warshall's `path[i][k]`, which gcc's alias check sends to the scalar loop); divided
+  among the threads of the statement's parallel loop, with the imbalance of its last share.
+  Operations are every one a statement issues, integer and comparisons too (`statement_operations`);
 - **l2, l3, dram**: the bytes that miss each cache level over its bandwidth.  A loop's footprint
   is the cache lines its full execution touches (each subscript's range over the loops inside
   it, from the schedule's rows); a loop whose footprint fits a cache costs its footprint once
