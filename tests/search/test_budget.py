@@ -682,7 +682,9 @@ def test_a_wavefront_that_frees_a_loop_reaches_the_parallel_level(tmp_path):
     wavefront at the affine levels and the ranking held no parallel loop at all (LARGE: the
     default's time tile ran 0.72x of the measuring search's parallel wavefront).  The beam keeps
     the schedule whose free loops score best on threads; its parallel forms are ranked, round one
-    measures one, and they compute what the original does on 1 and 3 threads."""
+    measures one, and they compute what the original does on 1 and 3 threads.  (Since the terms
+    count nussinov's integer operations, feature version 7, the beam keeps one wavefront without
+    `keep_parallel` too; the policy is what guarantees it, and never keeps fewer.)"""
     p = parse_file(kernel_path("nussinov"), "SMALL")
     d = compute_dependences(p)
     policy = policy_for("hybrid", target=TARGET)
@@ -693,9 +695,9 @@ def test_a_wavefront_that_frees_a_loop_reaches_the_parallel_level(tmp_path):
         return cands, [c for c in cands if c.family == "parallel"]
 
     _, without = threaded(policy.with_(keep_parallel=False))
-    assert not without
     cands, freed = threaded(policy)
     assert freed and all(any(t.kind == "skew" for t in c.schedule.steps) for c in freed)
+    assert {c.shape for c in without} <= {c.shape for c in freed}
     assert any(c.threaded and c.family == "parallel" for c in first_round(cands, 8))
     forms = [c.schedule for c in freed[:3]]
     assert differential(p, forms, tmp_path, threads=1) == []
