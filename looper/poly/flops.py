@@ -24,6 +24,7 @@ counted exactly).  Kernel-local scalars live in registers and move nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import islpy as isl
 
@@ -34,19 +35,35 @@ _ARITHMETIC = frozenset("+-*/")
 _CALLS = frozenset(("sqrt", "exp", "pow"))
 
 
+def _tally(e: Expr, own: Callable[[Expr], int]) -> int:
+    """`own` of every node of `e` that one evaluation runs, summed; of a selection's two branches
+    the costlier (which one runs depends on the data)."""
+    if isinstance(e, Binary):
+        return own(e) + _tally(e.left, own) + _tally(e.right, own)
+    if isinstance(e, Call):
+        return own(e) + sum(_tally(a, own) for a in e.args)
+    if isinstance(e, Select):
+        return own(e) + _tally(e.cond, own) + max(_tally(e.then, own), _tally(e.orelse, own))
+    if isinstance(e, (Unary, Cast)):
+        return own(e) + _tally(e.operand, own)
+    return 0  # constants, loads, iterators, sizes
+
+
+def _flop(e: Expr) -> int:
+    if isinstance(e, Binary):
+        return 1 if e.op in _ARITHMETIC and e.dtype.is_float else 0
+    if isinstance(e, Call):
+        return 1 if e.fn in _CALLS and e.dtype.is_float else 0
+    return 0
+
+
+def _operation(e: Expr) -> int:
+    return 1 if isinstance(e, (Binary, Call, Select)) else 0
+
+
 def expr_flops(e: Expr) -> int:
     """Floating-point operations of one evaluation of `e` (see the module docstring)."""
-    if isinstance(e, Binary):
-        own = 1 if e.op in _ARITHMETIC and e.dtype.is_float else 0
-        return own + expr_flops(e.left) + expr_flops(e.right)
-    if isinstance(e, Call):
-        own = 1 if e.fn in _CALLS and e.dtype.is_float else 0
-        return own + sum(expr_flops(a) for a in e.args)
-    if isinstance(e, Select):
-        return expr_flops(e.cond) + max(expr_flops(e.then), expr_flops(e.orelse))
-    if isinstance(e, (Unary, Cast)):
-        return expr_flops(e.operand)
-    return 0  # constants, loads, iterators, sizes
+    return _tally(e, _flop)
 
 
 def statement_flops(s: Statement) -> int:
@@ -59,15 +76,7 @@ def expr_operations(e: Expr) -> int:
     """Operations one evaluation of `e` issues, whatever their type: every binary operator
     (arithmetic or comparison), call and selection.  Not flops: the cost terms' compute time
     needs them (floyd-warshall's add, compare and select per point, 0 flops)."""
-    if isinstance(e, Binary):
-        return 1 + expr_operations(e.left) + expr_operations(e.right)
-    if isinstance(e, Call):
-        return 1 + sum(expr_operations(a) for a in e.args)
-    if isinstance(e, Select):
-        return 1 + expr_operations(e.cond) + max(expr_operations(e.then), expr_operations(e.orelse))
-    if isinstance(e, (Unary, Cast)):
-        return expr_operations(e.operand)
-    return 0
+    return _tally(e, _operation)
 
 
 def statement_operations(s: Statement) -> int:

@@ -57,11 +57,12 @@ def fma_binary(precision: str) -> Path:
     return compile_c(template("fma_peak.c"), OPT_FLAGS, defines=(f"REAL={PRECISIONS[precision]}",)).path
 
 
-def fma_peak(precision: str, threads: int, seconds: float = 0.5, runs: int = 3) -> FmaPeak:
+def fma_peak(precision: str, threads: int, seconds: float = 0.5, runs: int = 1) -> FmaPeak:
     """Measure the FMA peak in GFLOP/s (2 flops per lane and FMA): the best of `runs` processes
-    of about `seconds` each.  A peak is a best case, and one short run can miss it: on a 2-vCPU
-    VM one run measured 58.7 GFLOP/s on 2 threads (a core taken away for its half second), five
-    reruns 111-116, and every cost term the machine's searches estimated read the halved peak."""
+    of about `seconds` each (`looper machine` asks for three, `peaks.Budget.peak_runs`).  A peak
+    is a best case, and one short run can miss it: on a 2-vCPU VM one run measured 58.7 GFLOP/s
+    on 2 threads (a core taken away for its half second), five reruns 111-116, and every cost
+    term the machine's searches estimated read the halved peak."""
     best_rate, lanes = 0.0, 0
     for _ in range(runs):
         out = _run([str(fma_binary(precision)), repr(seconds)], threads, 60 + 20 * seconds)
