@@ -42,7 +42,7 @@ from ..ir.program import Program, Statement
 from ..ir.rows import fixed_rows, inverse_steps
 from ..ir.schedule import Lowered, Microkernel, Row
 from ..poly.count import count_points
-from ..poly.deps import dependences_of
+from ..poly.deps import self_flow
 from ..poly.flops import statement_flops, statement_operations
 from ..poly.legality import ShortFlow, short_flow
 from ..target import Target
@@ -279,15 +279,15 @@ class ProgramFacts:
     # the nests they alone make up, are those of its parent (a third of the terms' time, recounted)
     chains: Memo = field(default_factory=Memo)  # (statement, its rows) -> its loops
     traffic: Memo = field(default_factory=Memo)  # (nest's statements and rows, capacity) -> bytes
-    _deps: object = None
+    _flows: dict = field(default_factory=dict)  # statement -> its flow dependences on itself
 
     def __post_init__(self):
         self.statements = _facts(self.program)
 
-    def dependences(self):
-        if self._deps is None:
-            self._deps = dependences_of(self.program)
-        return self._deps
+    def self_flow(self, statement: str):
+        if statement not in self._flows:
+            self._flows[statement] = self_flow(self.program, statement)
+        return self._flows[statement]
 
 
 def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None) -> CostTerms:
@@ -384,7 +384,7 @@ class _Compute:
         (`short_flow`, cached by the statement's rows: most candidates share them)."""
         rows = self.L.rows[st.name]
         return self.known.short_flows.lookup((st.name, rows, row, self.rates.lanes),
-                                             lambda: short_flow(self.known.dependences(), self.L,
+                                             lambda: short_flow(self.known.self_flow(st.name), self.L,
                                                                 st.name, row, self.rates.lanes))
 
 

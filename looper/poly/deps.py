@@ -89,6 +89,11 @@ class Dependences:
         """Every dependence (of any kind) with a source or a sink among the named statements."""
         return self._select(frozenset(statements), both=False)
 
+    def crossing(self, statements: set[str]) -> isl.UnionMap:
+        """Every dependence with exactly one end among the named statements."""
+        key = (frozenset(statements), "crossing")
+        return self.selected.lookup(key, lambda: split_by_statements(self.all, frozenset(statements))[1])
+
     def _select(self, statements: frozenset[str], both: bool, kind: str | None = None) -> isl.UnionMap:
         def compute():
             inner, crossing = split_by_statements(self.relation(kind), statements)
@@ -119,6 +124,29 @@ def compute_dependences(program: Program) -> Dependences:
         through[name] = r.union(a).union(o).coalesce()
         raw, war, waw = raw.union(r), war.union(a), waw.union(o)
     return Dependences(raw, war, waw, shared, scalars, through, program=program)
+
+
+def self_flow(program: Program, statement: str) -> isl.UnionMap:
+    """The flow dependences of one statement on itself: `Dependences.restricted_to({statement},
+    "flow")` without the program's other dependences.  The cost terms ask it of every rewrite a
+    search makes (deriche's expansions: 19 programs of 47 statements, 3.9 s of a 20 s search
+    computing all their dependences for a few statements' own)."""
+    st = program.statement(statement)
+    writes = [a.relation for a in st.accesses if a.is_write]
+    reads = [a.relation for a in st.accesses if not a.is_write]
+    if not writes or not reads:
+        return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    sched = original(program).schedule_of([statement]).intersect_domain(program.domains())
+    before = sched.lex_lt_union_map(sched)
+    w, r = (_union(maps) for maps in (writes, reads))
+    return w.apply_range(r.reverse()).intersect(before).coalesce()
+
+
+def _union(maps: list[isl.Map]) -> isl.UnionMap:
+    out = isl.UnionMap.from_map(maps[0])
+    for m in maps[1:]:
+        out = out.union(isl.UnionMap.from_map(m))
+    return out
 
 
 @per_content(lambda program: program.content)

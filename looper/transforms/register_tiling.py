@@ -30,7 +30,7 @@ from ..ir.program import Binary, Const, Load, Program, Statement, Unary, walk
 from ..ir.rows import TILE_ROWS, BandRef, first_statement
 from ..ir.schedule import Lowered, Microkernel, Row
 from ..poly.deps import Dependences
-from ..poly.legality import is_parallel, order_violation
+from ..poly.legality import is_parallel, order_violation, tiles_alone
 from ..poly.promotion import promotion_conflict
 from .expansion import expansions
 from .fusion import Fission, freeing_distributions
@@ -113,10 +113,15 @@ class RegisterTile(Transform):
         return Encoding(rows=(b.i, b.j, b.k), sizes=(b.mr, b.nr), lanes=b.lanes)
 
     def check(self, deps: Dependences, before: Lowered, after: Lowered, explain: bool = False) -> str | None:
-        """Dependences kept, the statement alone in its tile, its target promotable."""
-        why = order_violation(deps, before, after, explain)
-        if why is not None:
-            return why
+        """Dependences kept, the statement alone in its tile, its target promotable.  A register
+        tile is a rectangular tile (mr, nr, 1) of one statement's band: kept when the band tiles
+        alone (`tiles_alone`, whatever the shape); else checked on the schedule, where every other
+        statement gets the same padding rows at the same place (`register_tile`), so only the
+        dependences of the tiled statements can break."""
+        if not all(tiles_alone(deps, before, (b.i, b.j, b.k), b.stmt) for b in self.blocks):
+            why = order_violation(deps, before, after, explain, moved=self.touched())
+            if why is not None:
+                return why
         for m in after.microkernels:
             if m.stmt not in self.touched():
                 continue

@@ -17,7 +17,7 @@ from looper.target.limits import Limits
 from looper.search.budget import Ranking, ranked
 from looper.search.beam import beam_search
 from looper.search.policy import policy_for
-from looper.poly.deps import compute_dependences
+from looper.poly.deps import compute_dependences, self_flow
 from looper.transforms.schedule import Schedule
 
 from conftest import kernel_path
@@ -90,7 +90,7 @@ def test_a_sparse_short_flow_runs_scalar_and_a_recurrence_as_a_chain(seidel):
         L = Schedule(program).lowered
         st = program.statements[0]
         row = terms._chain(st, L, terms._facts(program)[st.name])[-1].row
-        return short_flow(compute_dependences(program), L, st.name, row, lanes)
+        return short_flow(self_flow(program, st.name), L, st.name, row, lanes)
 
     assert innermost(floyd) is ShortFlow.SPARSE
     assert innermost(seidel) is ShortFlow.RECURRENCE

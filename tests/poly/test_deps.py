@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from looper.lang.parse import parse_file
-from looper.poly.deps import compute_dependences
+from looper.poly.deps import compute_dependences, self_flow
 from looper.poly.legality import carried_rows, is_parallel, is_permutable, respects, violated
 from looper.ir.schedule import Lowered, original
 
@@ -88,3 +88,16 @@ def test_a_rewritten_programs_counts_are_shared_too():
     one, two = (Schedule(p, (Expand("sum", ("S0", "S1", "S2"), (0, 1)),)).lowered.program for _ in range(2))
     assert one.content == two.content and one.content != p.content
     assert _facts(one) is _facts(two) and _facts(one) is not _facts(p)
+
+
+def test_a_statement_s_own_flow_is_that_of_the_program_s_dependences():
+    """`self_flow` (what the cost terms ask of every rewrite) is the flow dependences among one
+    statement's instances that the whole program's dependences hold: scalars, reductions and
+    statements that read nothing they write included."""
+    for kernel in ("floyd-warshall", "seidel-2d", "gemm", "deriche", "durbin", "nussinov", "cholesky"):
+        p = parse_file(kernel_path(kernel), "MINI")
+        deps = compute_dependences(p)
+        for st in p.statements:
+            want = deps.restricted_to({st.name}, "flow")
+            got = self_flow(p, st.name)
+            assert got.is_equal(want) or (got.is_empty() and want.is_empty()), (kernel, st.name)

@@ -9,7 +9,7 @@ import pytest
 from looper.codegen.harness import program_c
 from looper.lang.parse import parse_file, parse_source
 from looper.poly.deps import compute_dependences
-from looper.poly.legality import check_schedule
+from looper.poly.legality import check_schedule, check_step
 from looper.search.candidates import generate
 from looper.transforms import Distribute, RegisterTile
 from looper.transforms.schedule import Schedule
@@ -477,3 +477,63 @@ def test_a_second_pack_after_a_register_tile_gets_its_own_nest(tmp_path):
     tree = variants[-1].lowered.tree
     assert len(tree.roots) == 4  # each copy in its own nest, before the two products
     assert differential(p, variants, tmp_path, threads=2) == []
+
+
+def _register_steps(p, d):
+    """(deps, before, tile, after) of every register tile the grown register and tile levels
+    offer on `p`, on its original loops and after each distribution the fusion level offers,
+    behind legal steps."""
+    bases = [Schedule(p)] + [Schedule(p).then(*c) for c in generate("fusion", Schedule(p), d, target=TARGET)
+                             if isinstance(c[0], Distribute)]
+    for base in (b for b in bases if check_schedule(d, b) is None):
+        for level in ("register", "tile"):
+            for c in generate(level, base, d, grown=True, target=TARGET):
+                s = base
+                for step in c:
+                    nxt = s.then(step)
+                    if isinstance(step, RegisterTile):
+                        yield d.of(s.lowered.program), s.lowered, step, nxt.lowered
+                    elif check_step(d.of(s.lowered.program), s.lowered, step, nxt.lowered) is not None:
+                        break  # the steps before a tile are legal, as the search checks them
+                    s = nxt
+
+
+@pytest.mark.parametrize("source", ["gemm", "3mm", "symm", "syr2k", "trmm", "range(M)", "range(i + 1, M)"])
+def test_the_register_tile_s_shortcut_never_keeps_a_tile_the_schedule_check_refuses(source):
+    """`tiles_alone` (a permutable band whose dependences with other statements are carried
+    before it: legal at any tile shape) spares the register tile the check of its whole schedule,
+    7.6 of 3mm MEDIUM's 17.6 s of model search.  Where it holds, that check passes; where it does
+    not, the check decides (B[i][j] += A[k][i] * B[k][j] over every k is not permutable: its
+    register tiles break dependences)."""
+    from looper.poly.legality import order_violation, tiles_alone
+    if source.startswith("range"):
+        p = parse_source(_rows_reading(source), "rows.py", "S")
+    else:
+        p = parse_file(kernel_path(source), "MINI")
+    d = compute_dependences(p)
+    shortcut = refused = 0
+    for deps, before, tile, after in _register_steps(p, d):
+        whole = order_violation(deps, before, after)
+        if all(tiles_alone(deps, before, (b.i, b.j, b.k), b.stmt) for b in tile.blocks):
+            shortcut += 1
+            assert whole is None, tile.describe(before)
+        refused += whole is not None
+    if source == "range(M)":
+        assert refused and not shortcut
+    else:
+        assert shortcut
+
+
+def test_the_shortcut_needs_the_dependences_with_other_statements_carried_before_the_band():
+    """gemm's product tiled in the i loop it shares with `C *= beta`: its band is permutable, but
+    the scaling of row i must precede its products, ordered inside the band: not `tiles_alone`,
+    and the schedule check refuses the tile (the shortcut alone would keep it)."""
+    from looper.poly.legality import order_violation, tiles_alone
+    p = parse_file(kernel_path("gemm"), "MINI")
+    d = compute_dependences(p)
+    before = Schedule(p)
+    tile = RegisterTile((("S1", 1, 5, 3, 4, 16, 8),))  # S1: i (row 1), k (3), j (5), with S0 in i
+    after = before.then(tile)
+    assert order_violation(d, before.lowered, after.lowered) is not None
+    assert not tiles_alone(d, before.lowered, (1, 5, 3), "S1")
+    assert check_schedule(d, after) is not None
