@@ -15,6 +15,7 @@ child sequences packed into one LSTM call.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -253,13 +254,34 @@ class CostModel(nn.Module):
         return self.head(torch.cat([h, comp_sum, loop_sum, terms], dim=1)).squeeze(1)
 
     @torch.no_grad()
-    def predict(self, samples: list[ProgramFeatures], batch_size: int = 256) -> np.ndarray:
-        """Predicted speedups (not logs) for featurized candidates."""
-        self.eval()
-        out = []
+    def predict(self, samples: list[ProgramFeatures], batch_size: int = 256, threads: int | None = 1) -> np.ndarray:
+        """Predicted speedups (not logs) for featurized candidates, on `threads` torch threads
+        (None: as torch is set; training's evaluation runs on its own)."""
+        return _predict(self, samples, batch_size, threads)
+
+
+@contextmanager
+def torch_threads(n: int | None):
+    """Run on `n` torch threads (None: as set).  Inference runs on one: the network's matrices
+    are a few hundred wide, so a second thread gains nothing on an idle machine (adi MEDIUM's
+    model search: 16.2 s on one, 16.3 s on two, two runs each) and loses much when a core is
+    busy (17 s on one, 49 s on two, beside a test run)."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _predict(model: nn.Module, samples: list[ProgramFeatures], batch_size: int, threads: int | None) -> np.ndarray:
+    model.eval()
+    out = []
+    with torch_threads(threads):
         for k in range(0, len(samples), batch_size):
-            out.append(torch.exp(self(collate(samples[k:k + batch_size]))).numpy())
-        return np.concatenate(out) if out else np.zeros(0)
+            out.append(torch.exp(model(collate(samples[k:k + batch_size]))).numpy())
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 class Ensemble(nn.Module):
@@ -276,9 +298,5 @@ class Ensemble(nn.Module):
         return torch.stack([m(b) for m in self.members]).mean(0)
 
     @torch.no_grad()
-    def predict(self, samples: list[ProgramFeatures], batch_size: int = 256) -> np.ndarray:
-        self.eval()
-        out = []
-        for k in range(0, len(samples), batch_size):
-            out.append(torch.exp(self(collate(samples[k:k + batch_size]))).numpy())
-        return np.concatenate(out) if out else np.zeros(0)
+    def predict(self, samples: list[ProgramFeatures], batch_size: int = 256, threads: int | None = 1) -> np.ndarray:
+        return _predict(self, samples, batch_size, threads)

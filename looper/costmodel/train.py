@@ -205,7 +205,7 @@ def ndcg(pred: np.ndarray, true: np.ndarray, k: int | None = None) -> float:
 def relative_predictions(model: CostModel, examples: list[Example]) -> np.ndarray:
     """Predicted speedups: each example's prediction over its program's original's (the anchor).
     A program without an anchor among `examples` keeps the raw predictions."""
-    pred = model.predict([e.features for e in examples])
+    pred = model.predict([e.features for e in examples], threads=None)
     anchor = {e.program: pred[k] for k, e in enumerate(examples) if e.original}
     return np.array([p / anchor.get(e.program, 1.0) for p, e in zip(pred, examples)])
 

@@ -380,17 +380,19 @@ MAX_DISTRIBUTIONS = 2  # a product inside `for i { for j { init; for k {...} } }
 
 
 def freeing_distributions(L: Lowered, ctx: CandidateContext, free: Callable[[Lowered], frozenset[str]],
-                          depth: int = MAX_DISTRIBUTIONS) -> Iterator[tuple[tuple, Lowered, frozenset[str]]]:
+                          depth: int = MAX_DISTRIBUTIONS, unreachable: frozenset[str] = frozenset()
+                          ) -> Iterator[tuple[tuple, Lowered, frozenset[str]]]:
     """(steps, result, freed): the distributions of `L` (fewest first) after which `free` names
     statements it does not name in `L`, each set of newly freed statements once.  `free` says
     what a later level can do to a statement (a register tile, packs, a parallel loop at its
     nest's top), which that level then offers behind the distribution.  What `free` says of a
     statement depends only on the loops around it, so a loop whose statements `free` names
     already is not split (deriche's parallel blocks walked 5,172 distributions, 5.8 s of its
-    20 s model search at MEDIUM)."""
+    20 s model search at MEDIUM), nor one whose statements are free or `unreachable` (those the
+    caller knows no `depth` distributions can free)."""
     before = free(L)
     seen: set[frozenset[str]] = set()
-    for steps, after in distributions(L, ctx, depth, before):
+    for steps, after in distributions(L, ctx, depth, before | unreachable):
         new = free(after) - before
         if new and new not in seen:
             seen.add(new)

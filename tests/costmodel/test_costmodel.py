@@ -83,6 +83,28 @@ def test_weights_round_trip_with_weights_only(tiny_model, tmp_path):
     assert path.with_suffix(".json").exists() and meta["points"] > 0
 
 
+def test_inference_runs_on_its_threads_and_gives_the_set_back(tiny_model):
+    """The search predicts on one torch thread (threads lose much on a busy core) and leaves
+    torch's setting as it found it; the predictions are those of any thread count."""
+    model, va, _ = tiny_model
+    feats = [e.features for e in va[:20]]
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen = []
+        real = torch.nn.LSTM.forward
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(torch.nn.LSTM, "forward", lambda self, *a: (seen.append(torch.get_num_threads()), real(self, *a))[1])
+            one = model.predict(feats)
+            assert set(seen) == {1} and torch.get_num_threads() == 2
+            seen.clear()
+            two = model.predict(feats, threads=None)
+            assert set(seen) == {2}
+        assert np.allclose(one, two, rtol=1e-5)
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_model_of_an_undescribed_feature_version_is_refused(tiny_model, tmp_path):
     model, _, _ = tiny_model
     bad = tmp_path / "old.pt"

@@ -146,27 +146,30 @@ def test_the_distributions_of_a_schedule_are_walked_once_and_replayed():
 
 
 def test_distributions_that_split_only_settled_loops_free_nothing_new():
-    """`freeing_distributions` splits no loop whose statements are all free already: what it
-    frees is what the whole walk of distributions frees, for the register tiles' `free` and the
-    parallel blocks' alike, from schedules with some statements free and some not."""
+    """`freeing_distributions` splits no loop whose statements are all free already, or out of
+    the register tiles' reach (`out_of_reach`): what it frees is what the whole walk of
+    distributions frees, for the register tiles' `free` and the parallel blocks' alike, from
+    schedules with some statements free and some not."""
     from looper.ir.schedule import original
     from looper.transforms import fusion, parallel_blocks, register_tiling
     from looper.transforms.registry import CandidateContext
     from helpers import TARGET
     pruned = 0
-    for kernel in ("3mm", "deriche", "symm"):
+    for kernel in ("3mm", "deriche", "symm", "adi"):
         p = parse_file(kernel_path(kernel), "MINI")
         deps = compute_dependences(p)
         top = CandidateContext(original(p), deps, TARGET, grown=True)
         for L in [original(p)] + [M for _s, M in fusion._distributions(original(p), top, 1)][:4]:
             ctx = CandidateContext(L, deps, TARGET, grown=True)
-            frees = {"register": lambda M: register_tiling._freed(M, ctx, frozenset()),
-                     "parallel": lambda M: parallel_blocks._parallel_at_top(M, ctx, {})}
-            for name, free in frees.items():
+            frees = {"register": (lambda M: register_tiling._freed(M, ctx, frozenset()),
+                                  register_tiling.out_of_reach(L)),
+                     "parallel": (lambda M: parallel_blocks._parallel_at_top(M, ctx, {}), frozenset())}
+            for name, (free, unreachable) in frees.items():
                 before = free(L)
                 walk = list(fusion._distributions(L, ctx, fusion.MAX_DISTRIBUTIONS))
                 whole = {free(M) - before for _s, M in walk} - {frozenset()}
-                found = [new for _s, _M, new in fusion.freeing_distributions(L, ctx, free)]
+                found = [new for _s, _M, new in fusion.freeing_distributions(L, ctx, free, unreachable=unreachable)]
                 assert set(found) == whole and len(found) == len(whole), (kernel, name)
-                pruned += len(walk) - len(list(fusion._distributions(L, ctx, fusion.MAX_DISTRIBUTIONS, before)))
+                settled = before | unreachable
+                pruned += len(walk) - len(list(fusion._distributions(L, ctx, fusion.MAX_DISTRIBUTIONS, settled)))
     assert pruned  # the walks it spared
