@@ -279,15 +279,10 @@ class ProgramFacts:
     # the nests they alone make up, are those of its parent (a third of the terms' time, recounted)
     chains: Memo = field(default_factory=Memo)  # (statement, its rows) -> its loops
     traffic: Memo = field(default_factory=Memo)  # (nest's statements and rows, capacity) -> bytes
-    _flows: dict = field(default_factory=dict)  # statement -> its flow dependences on itself
+    flows: Memo = field(default_factory=Memo)  # statement -> its flow dependences on itself
 
     def __post_init__(self):
         self.statements = _facts(self.program)
-
-    def self_flow(self, statement: str):
-        if statement not in self._flows:
-            self._flows[statement] = self_flow(self.program, statement)
-        return self._flows[statement]
 
 
 def estimate(lowered: Lowered, target: Target, known: ProgramFacts | None = None) -> CostTerms:
@@ -382,10 +377,12 @@ class _Compute:
     def _short_flow(self, st: Statement, row: int) -> ShortFlow:
         """What flow of `st` on itself the loop at `row` carries within a vector's length
         (`short_flow`, cached by the statement's rows: most candidates share them)."""
-        rows = self.L.rows[st.name]
-        return self.known.short_flows.lookup((st.name, rows, row, self.rates.lanes),
-                                             lambda: short_flow(self.known.self_flow(st.name), self.L,
-                                                                st.name, row, self.rates.lanes))
+        rows, known = self.L.rows[st.name], self.known
+
+        def answer() -> ShortFlow:
+            flow = known.flows.lookup(st.name, lambda: self_flow(known.program, st.name))
+            return short_flow(flow, self.L, st.name, row, self.rates.lanes)
+        return known.short_flows.lookup((st.name, rows, row, self.rates.lanes), answer)
 
 
 def _microkernel_efficiency(mk: Microkernel) -> float:

@@ -481,11 +481,13 @@ class Program:
             u = u.union(isl.UnionSet.from_set(s.domain))
         return u
 
-    def access_union(self, writes: bool, only=None, exclude=()) -> isl.UnionMap:
-        """The writes (or reads) of all statements, to the arrays in `only` (None: every one)
-        that are not in `exclude`."""
+    def access_union(self, writes: bool, only=None, exclude=(), statements=None) -> isl.UnionMap:
+        """The writes (or reads) of all statements (or those named in `statements`), to the
+        arrays in `only` (None: every one) that are not in `exclude`."""
         u = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
         for s in self.statements:
+            if statements is not None and s.name not in statements:
+                continue
             for a in s.accesses:
                 if a.is_write == writes and (only is None or a.array in only) and a.array not in exclude:
                     u = u.union(isl.UnionMap.from_map(a.relation))

@@ -78,27 +78,28 @@ class Dependences:
 
     def restricted_to(self, statements: set[str], kind: str | None = None) -> isl.UnionMap:
         """Dependences (of `kind`, see `relation`) between instances of the named statements only."""
-        return self._select(frozenset(statements), both=True, kind=kind)
+        return self._select(frozenset(statements), "inner", kind)
 
     def touching(self, statements: set[str]) -> dict[str, isl.UnionMap]:
         """Per kind, the dependences with a source or a sink among the named statements: the only
         ones a step that changes just those statements' schedules can break."""
-        return {kind: self._select(frozenset(statements), both=False, kind=kind) for kind in self.kinds()}
+        return {kind: self._select(frozenset(statements), "touching", kind) for kind in self.kinds()}
 
     def touching_any(self, statements: set[str]) -> isl.UnionMap:
         """Every dependence (of any kind) with a source or a sink among the named statements."""
-        return self._select(frozenset(statements), both=False)
+        return self._select(frozenset(statements), "touching")
 
     def crossing(self, statements: set[str]) -> isl.UnionMap:
         """Every dependence with exactly one end among the named statements."""
-        key = (frozenset(statements), "crossing")
-        return self.selected.lookup(key, lambda: split_by_statements(self.all, frozenset(statements))[1])
+        return self._select(frozenset(statements), "crossing")
 
-    def _select(self, statements: frozenset[str], both: bool, kind: str | None = None) -> isl.UnionMap:
+    def _select(self, statements: frozenset[str], part: str, kind: str | None = None) -> isl.UnionMap:
+        """The dependences (of `kind`) with both ends among `statements` ("inner"), exactly one
+        ("crossing"), or either ("touching")."""
         def compute():
             inner, crossing = split_by_statements(self.relation(kind), statements)
-            return inner if both else inner.union(crossing)
-        return self.selected.lookup((statements, both, kind), compute)
+            return {"inner": inner, "crossing": crossing}.get(part) or inner.union(crossing)
+        return self.selected.lookup((statements, part, kind), compute)
 
 
 def _memory(writes: isl.UnionMap, reads: isl.UnionMap, before: isl.UnionMap):
@@ -131,22 +132,12 @@ def self_flow(program: Program, statement: str) -> isl.UnionMap:
     "flow")` without the program's other dependences.  The cost terms ask it of every rewrite a
     search makes (deriche's expansions: 19 programs of 47 statements, 3.9 s of a 20 s search
     computing all their dependences for a few statements' own)."""
-    st = program.statement(statement)
-    writes = [a.relation for a in st.accesses if a.is_write]
-    reads = [a.relation for a in st.accesses if not a.is_write]
-    if not writes or not reads:
-        return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    only = {statement}
+    writes, reads = (program.access_union(writes=w, statements=only) for w in (True, False))
+    if writes.is_empty() or reads.is_empty():
+        return isl.UnionMap.empty(writes.get_space())
     sched = original(program).schedule_of([statement]).intersect_domain(program.domains())
-    before = sched.lex_lt_union_map(sched)
-    w, r = (_union(maps) for maps in (writes, reads))
-    return w.apply_range(r.reverse()).intersect(before).coalesce()
-
-
-def _union(maps: list[isl.Map]) -> isl.UnionMap:
-    out = isl.UnionMap.from_map(maps[0])
-    for m in maps[1:]:
-        out = out.union(isl.UnionMap.from_map(m))
-    return out
+    return writes.apply_range(reads.reverse()).intersect(sched.lex_lt_union_map(sched)).coalesce()
 
 
 @per_content(lambda program: program.content)

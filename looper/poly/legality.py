@@ -223,10 +223,11 @@ class ShortFlow(enum.Enum):
 
 def short_flow(flow: isl.UnionMap, lowered: Lowered, statement: str, row: int, shorter_than: int) -> ShortFlow:
     """Whether the loop at `row` carries a flow dependence of `statement` on itself (`flow`:
-    `deps.self_flow`) at a distance under `shorter_than` iterations, and from what.  From instances that fill the statement's
-    whole iteration space it is a recurrence: each value waits for one a few iterations back,
-    which no vectorizer splits into lanes (gcc needs a distance of at least its vector length),
-    and the loop runs at the latency of a dependent chain (seidel-2d's `A[i][j-1]`).  From a
+    `deps.self_flow`) at a distance under `shorter_than` iterations, and from what.  From
+    instances that fill the statement's whole iteration space it is a recurrence: each value
+    waits for one a few iterations back, which no vectorizer splits into lanes (gcc needs a
+    distance of at least its vector length), and the loop runs at the latency of a dependent
+    chain (seidel-2d's `A[i][j-1]`).  From a
     thinner set it is sparse: floyd-warshall's j loop reads the `path[i][k]` its iteration j = k
     wrote, one source per row, so nothing waits, but gcc versions the loop on an alias check that
     fails on every row and runs it scalar (82 ms at MEDIUM, where vector speed was estimated at 7)."""

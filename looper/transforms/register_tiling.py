@@ -19,6 +19,7 @@ a tile (`poly.promotion`).
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Iterator, NamedTuple
 
@@ -335,21 +336,10 @@ def out_of_reach(L: Lowered, depth: int = MAX_DISTRIBUTIONS) -> frozenset[str]:
     no loop row), or more than `depth` of those loops hold other statements too (a distribution
     splits one loop).  adi's statements share their time loop and two more: its model search
     walked 17,760 distributions for them, 7.6 s of 16, and none could free one."""
-    shared: dict[str, int] = {}
-    for loop in L.tree.loops():
-        if len(loop.statements) > 1:
-            for s in loop.statements:
-                shared.setdefault(s, 0)
-                if loop.row in _band_rows(L, s):
-                    shared[s] += 1
-    out = set()
-    for st in L.program.statements:
-        band = _band_rows(L, st.name)
-        iters = [_plain(L.rows[st.name][r]) for r in band]
-        if len(band) < 3 or None in iters or len(set(iters)) < 3 \
-                or _roles(st, [st.iterators[k] for k in iters]) is None or shared.get(st.name, 0) > depth:
-            out.add(st.name)
-    return frozenset(out)
+    bands = {st.name: _band_rows(L, st.name) for st in L.program.statements}
+    shared = Counter(s for loop in L.tree.loops() if len(loop.statements) > 1
+                     for s in loop.statements if loop.row in bands[s])
+    return frozenset(s for s in bands if shared[s] > depth or _plain_band(L, s) is None)
 
 
 def _band_rows(L: Lowered, stmt: str) -> list[int]:
@@ -402,18 +392,22 @@ def eligible_band(L: Lowered, stmt: str, allow_columns: bool = False
     """The statement, its (i, j, k) iterators and their rows, when its three innermost loops are
     a plain, perfectly nested band over it alone and its body vectorizes along j (with
     `allow_columns`: but for 2-D operands that walk a column along j, which packing fixes)."""
+    band = _band_rows(L, stmt)
+    if len(band) < 3:
+        return None
+    top = L.tree.find(band[0], {stmt})
+    if top is None or [l.row for l in L.tree.chain(top)][-3:] != band:
+        return None
+    return _plain_band(L, stmt, allow_columns)
+
+
+def _plain_band(L: Lowered, stmt: str, allow_columns: bool = False
+                ) -> tuple[Statement, tuple[str, str, str], tuple[int, int, int]] | None:
+    """`eligible_band` but for the loop tree: what its rows say, which no distribution changes."""
     st = L.program.statement(stmt)
-    tree = L.tree
-    rows = L.rows[stmt]
-    loop_rows = [r for r, row in enumerate(rows) if not row.is_constant]
-    if len(loop_rows) < 3:
-        return None
-    band = loop_rows[-3:]
-    top = tree.find(band[0], {stmt})
-    if top is None or [l.row for l in tree.chain(top)][-3:] != band:
-        return None
-    iters = [_plain(rows[r]) for r in band]
-    if None in iters or len(set(iters)) < 3:
+    band = _band_rows(L, stmt)
+    iters = [_plain(L.rows[stmt][r]) for r in band]
+    if len(band) < 3 or None in iters or len(set(iters)) < 3:
         return None
     roles = _roles(st, [st.iterators[k] for k in iters], allow_columns)
     if roles is None:
