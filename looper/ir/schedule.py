@@ -96,7 +96,13 @@ class Lowered:
         """What makes two lowered schedules the same program: rows, annotations and the storage
         the statements use (an expansion changes that alone).  Schedules reached by different
         sequences with equal identities print the same C."""
-        ident = (tuple(sorted(self.rows.items())), self.parallel, tuple(sorted(self.unroll)), self.vector)
+        return (tuple(sorted(self.rows.items())),) + self.annotations
+
+    @cached_property
+    def annotations(self) -> tuple:
+        """What besides its rows sets the program this schedule prints: its loops' marks and the
+        storage its statements use."""
+        ident = (self.parallel, tuple(sorted(self.unroll)), self.vector)
         if self.microkernels:
             ident += (self.microkernels,)
         if self.program.rewritten:

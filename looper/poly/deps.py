@@ -17,7 +17,7 @@ from ..caching import Memo, per_content
 from ..ir.program import Program
 from ..ir.schedule import original
 from .privatize import ScalarFlow, scalar_flows
-from .relations import split_by_statements
+from .relations import maps_of, split_by_statements
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,6 +47,12 @@ class Dependences:
     @cached_property
     def all(self) -> isl.UnionMap:
         return self.raw.union(self.war).union(self.waw).coalesce()
+
+    @cached_property
+    def pairs(self) -> dict[tuple[str, str], isl.Map]:
+        """Every dependence, per (source statement, sink statement)."""
+        return {(m.get_tuple_name(isl.dim_type.in_), m.get_tuple_name(isl.dim_type.out)): m
+                for m in maps_of(self.all)}
 
     def kinds(self) -> dict[str, isl.UnionMap]:
         return {"flow": self.raw, "anti": self.war, "output": self.waw}

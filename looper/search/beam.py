@@ -17,15 +17,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..codegen.astwalk import printed_form
 from ..ir.program import Program
 from ..poly.deps import Dependences
 from ..poly.legality import check_step
-from ..runtime.builder import ProgramBuilder
 from ..runtime.status import Status
 from ..target import Target
 from ..transforms.parallel import ParallelRegion, forks_more_than_once
 from ..transforms.schedule import Schedule
-from .candidates import generate
+from .candidates import ahead, generate
 from .scoring import Evaluator, Explored, Score, SearchResult
 from .policy import SearchPolicy
 from .simplify import drop_idle_enablers
@@ -46,7 +46,7 @@ class BeamState:
     best: Scored
     seen_keys: set[str] = field(default_factory=set)
     scored: dict[tuple, Score] = field(default_factory=dict)
-    printed: dict[tuple, str] = field(default_factory=dict)  # identity -> the kernel's C (`select`)
+    printed: dict[tuple, tuple] = field(default_factory=dict)  # identity -> `printed_form` (`select`)
     parallel: dict[tuple, Schedule | None] = field(default_factory=dict)  # identity -> `parallel_form`
     lanes: list[Scored] = field(default_factory=list)
     start: float = field(default_factory=time.perf_counter)
@@ -121,22 +121,30 @@ def expand(state: BeamState, level: str, depth: int, deps: Dependences
     Returns the legal ones and, per parent (its key), its legal children."""
     fresh: list[Explored] = []
     children: dict[str, list[Explored]] = {}
-    for parent, _ in state.beam + state.lanes:
-        for steps in sample(state.policy, generate(level, parent, deps, state.policy.target, state.policy.grown), depth, parent):
-            if state.policy.sequential:
-                steps = without_threads(steps)
-            key = repr(parent.steps + steps)
-            if key in state.seen_keys:
-                continue
-            state.seen_keys.add(key)
-            entry = check(parent, steps, deps, level, state.policy.explain)
-            if entry.rejected is None and state.policy.sequential and entry.schedule.lowered.parallel:
-                entry.rejected = state.policy.sequential
-            state.explored.append(entry)
-            if entry.rejected is None:
-                fresh.append(entry)
-                children.setdefault(parent.key, []).append(entry)
+    parents = [parent for parent, _ in state.beam + state.lanes]
+    with ahead(level, parents, state.policy.grown):
+        for parent in parents:
+            _expand_parent(state, level, depth, deps, parent, fresh, children)
     return fresh, children
+
+
+def _expand_parent(state: BeamState, level: str, depth: int, deps: Dependences, parent: Schedule,
+                   fresh: list[Explored], children: dict[str, list[Explored]]) -> None:
+    """`expand` for one parent: its sampled candidates, each checked once."""
+    for steps in sample(state.policy, generate(level, parent, deps, state.policy.target, state.policy.grown), depth, parent):
+        if state.policy.sequential:
+            steps = without_threads(steps)
+        key = repr(parent.steps + steps)
+        if key in state.seen_keys:
+            continue
+        state.seen_keys.add(key)
+        entry = check(parent, steps, deps, level, state.policy.explain)
+        if entry.rejected is None and state.policy.sequential and entry.schedule.lowered.parallel:
+            entry.rejected = state.policy.sequential
+        state.explored.append(entry)
+        if entry.rejected is None:
+            fresh.append(entry)
+            children.setdefault(parent.key, []).append(entry)
 
 
 def without_threads(steps: tuple) -> tuple:
@@ -240,9 +248,9 @@ def select(state: BeamState, fresh: list[Explored], deps: Dependences | None = N
     `deps` and `evaluator`) the one whose free loops run best on threads when none of them has a
     loop that may (`best_on_threads`).  Returns the ranked pool.
 
-    Distinct means printing different C: schedules whose rows differ only in the constants that
-    order statements can print the same loops (cholesky's fuse then distribute gives back the
-    original), and two copies of one program in a beam of three crowded out LARGE cholesky's
+    Distinct means printing different C (`printed_form`): schedules whose rows differ only in
+    the constants that order statements can print the same loops (cholesky's fuse then
+    distribute gives back the original), and two copies of one program in a beam of three crowded out LARGE cholesky's
     isl schedule, the start of its 5.8x answer."""
     gain = state.policy.min_gain
     pool = [(s, sc, sc.speedup * (1 + gain)) for s, sc in state.beam] + \
@@ -250,14 +258,14 @@ def select(state: BeamState, fresh: list[Explored], deps: Dependences | None = N
     pool.sort(key=lambda p: -p[2])
     next_beam: list[Scored] = []
     ids: set = set()
-    texts: set[str] = set()
+    texts: set[tuple] = set()
     for s, sc, _ in pool:
         if s.identity in ids:
             continue
         ids.add(s.identity)
         text = state.printed.get(s.identity)
         if text is None:
-            text = state.printed[s.identity] = ProgramBuilder.code(s.lowered)
+            text = state.printed[s.identity] = printed_form(s.lowered)
         if text in texts:
             continue
         texts.add(text)

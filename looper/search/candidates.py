@@ -26,6 +26,12 @@ def level_plan(max_fusion: int = 2, max_affine: int = 4, grown: bool = False) ->
 AHEAD = {"tile": ("pack", "register")}
 
 
+def ahead(level: str, schedules: list[Schedule], grown: bool = False):
+    """A block in which the background work of `level`'s candidates for `schedules` has
+    started (isl's scheduler on each program it will be asked of, `Transform.ahead`)."""
+    return TRANSFORMS.ahead(level, [s.lowered for s in schedules], grown)
+
+
 def generate(level: str, schedule: Schedule, deps: Dependences, target: Target,
              grown: bool = False) -> list[Candidate]:
     """Every distinct candidate of `level` for `schedule` on `target`: one step or a short

@@ -24,7 +24,8 @@ from typing import ClassVar, Iterator
 
 import islpy as isl
 
-from ..caching import memoized
+from .. import caching
+from ..caching import Memo
 from ..interrupts import raise_pending
 from ..ir.program import Program
 from ..ir.schedule import Lowered, Row, original
@@ -74,6 +75,16 @@ class IslSchedule(Transform):
         return order_violation(deps, before, after, explain)
 
     @classmethod
+    def ahead(cls, lowered: Lowered, grown: bool) -> None:
+        """Start isl's scheduler where `candidates` will ask for it."""
+        if grown and lowered.rows == original(lowered.program).rows:
+            start(lowered.program)
+
+    @classmethod
+    def abandon(cls) -> None:
+        abandon()
+
+    @classmethod
     def candidates(cls, ctx: CandidateContext) -> Iterator["IslSchedule"]:
         """isl's schedule of the program (and, when it differs, the one that prefers an outer
         parallel loop), offered only on the program's own schedule: it replaces every row."""
@@ -99,13 +110,53 @@ def isl_rows(program: Program, variant: str = "pluto") -> tuple[StatementRows, .
     return isl_variants(program)[VARIANTS.index(variant)]
 
 
-@memoized(maxsize=64)
 def isl_variants(program: Program) -> tuple[tuple[StatementRows, ...] | None, ...]:
     """`isl_rows` of every variant (in `VARIANTS`' order), computed at once.  isl's scheduler
     runs in forked children, one per variant side by side (the search waits on one core while
     the others are idle), killed after `BUDGET_SECONDS`: it has no time limit of its own
     (heat-3d: 13 minutes; an operation limit does not stop it).  A variant that ran out on a
-    program is not asked again of its rewrites (`_RAN_OUT`)."""
+    program is not asked again of its rewrites (`_RAN_OUT`).  Children `start` began earlier
+    are collected, not started again."""
+    if not caching.enabled():
+        return _collect(_start(program))
+    return _ANSWERS.lookup(program, lambda: _collect(_STARTED.pop(program, None) or _start(program)))
+
+
+isl_variants.cache_clear = lambda: _ANSWERS.clear()  # type: ignore[attr-defined]  # as `memoized`'s
+
+
+def start(program: Program) -> None:
+    """Start isl's scheduler on `program` in the background, for `isl_variants` to collect:
+    the search starts it where a level will ask (`IslSchedule.ahead`), and the scheduler runs on
+    another core while this one generates and checks the level's other candidates."""
+    if caching.enabled() and program not in _ANSWERS and program not in _STARTED:
+        _STARTED[program] = _start(program)
+
+
+def abandon() -> None:
+    """Kill the children `start` began that nobody collected (a search that ended first): none
+    may run on while anything is timed."""
+    while _STARTED:
+        _, running = _STARTED.popitem()
+        for child in running.children:
+            if child is not None:
+                _stop(*child)
+
+
+@dataclass(frozen=True)
+class _Running:
+    """isl's scheduler at work on one program: a (child, pipe) per variant (None: not asked)."""
+
+    family: tuple
+    children: tuple
+    deadline: float
+
+
+_ANSWERS = Memo(limit=64)  # program -> its variants' rows
+_STARTED: dict[Program, _Running] = {}
+
+
+def _start(program: Program) -> _Running:
     mp = multiprocessing.get_context("fork")
     family = _family(program)
     started = []
@@ -119,29 +170,36 @@ def isl_variants(program: Program) -> tuple[tuple[StatementRows, ...] | None, ..
         raise_pending()  # an interrupt the at-fork callbacks dropped (looper.interrupts)
         send.close()
         started.append((child, recv))
-    deadline = time.monotonic() + BUDGET_SECONDS
+    return _Running(family, tuple(started), time.monotonic() + BUDGET_SECONDS)
+
+
+def _collect(running: _Running) -> tuple[tuple[StatementRows, ...] | None, ...]:
     out = []
-    for variant, running in zip(VARIANTS, started):
-        if running is None:
+    for variant, child in zip(VARIANTS, running.children):
+        if child is None:
             out.append(None)
             continue
-        child, recv = running
+        process, recv = child
         try:
-            if recv.poll(max(0.0, deadline - time.monotonic())):
+            if recv.poll(max(0.0, running.deadline - time.monotonic())):
                 out.append(recv.recv())
             else:
                 out.append(None)
-                _RAN_OUT[(family, variant)] = None
+                _RAN_OUT[(running.family, variant)] = None
                 while len(_RAN_OUT) > 256:
                     _RAN_OUT.popitem(last=False)
         except EOFError:  # the child died
             out.append(None)
         finally:
-            if child.is_alive():
-                child.kill()
-            child.join()
-            recv.close()
+            _stop(process, recv)
     return tuple(out)
+
+
+def _stop(process, recv) -> None:
+    if process.is_alive():
+        process.kill()
+    process.join()
+    recv.close()
 
 
 # (program family, variant) pairs whose scheduler ran out of its budget.  A program's rewrites

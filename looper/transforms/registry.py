@@ -187,6 +187,15 @@ class Transform:
     def candidates(cls, ctx: CandidateContext) -> Iterable["Transform | tuple[Transform, ...]"]:
         return ()
 
+    @classmethod
+    def ahead(cls, lowered: Lowered, grown: bool) -> None:
+        """Start, in the background, slow work `candidates` will need on `lowered` (default:
+        none); `abandon` stops what was not asked for."""
+
+    @classmethod
+    def abandon(cls) -> None:
+        """Stop the background work `ahead` started and `candidates` did not collect."""
+
     def to_json(self) -> dict:
         out: dict = {"kind": self.kind}
         for f in fields(self):  # type: ignore[arg-type]
@@ -306,6 +315,21 @@ class Registry:
                         seen.add(cand)
                         out.append(cand)
         return out
+
+
+    @contextlib.contextmanager
+    def ahead(self, level: str, schedules: list[Lowered], grown: bool = False) -> Iterator[None]:
+        """The level's background work on every one of `schedules` started before any of their
+        candidates are generated (`Transform.ahead`), and stopped when the block ends."""
+        classes = self.at_level(level)
+        try:
+            for cls in classes:
+                for lowered in schedules:
+                    cls.ahead(lowered, grown)
+            yield
+        finally:
+            for cls in classes:
+                cls.abandon()
 
 
 class GeneratorFailed(RuntimeWarning):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..ir.program import Program
+from ..ir.schedule import original as original_schedule
 from ..lang.resize import Origin, Resized
 from ..poly.deps import Dependences, compute_dependences, dependences_of
 from ..poly.flops import instances
@@ -43,6 +44,7 @@ from ..search.proxy import StandIn, automatic, carry, regime_apart, rounds_on_pr
 from ..search.restraint import estimated_seconds, restraint, team_start
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
+from ..transforms.isl_schedule import IslSchedule
 from ..transforms.schedule import Schedule
 from .options import Evaluator, TuneOptions
 
@@ -123,6 +125,7 @@ class Search:
         return OnStandIn(self.stand_in.program, dependences_of(self.stand_in.program), self.stand_in_measure)
 
     def close(self) -> None:
+        IslSchedule.abandon()
         for evaluator in (self.measure, self.stand_in_measure):
             if evaluator is not None:
                 evaluator.close()
@@ -183,6 +186,11 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
                 kind = Evaluator.MEASURE
             else:
                 notes.append(f"{why}: ranked by the analytic cost terms alone")
+    if kind is Evaluator.MODEL:
+        # nothing is timed: isl's scheduler starts on the program's own schedule now, on another
+        # core while the model loads (torch's import: 2 s), for the search's first level to
+        # collect (`IslSchedule.ahead`; `Search.close` stops it if the search never asks)
+        IslSchedule.ahead(original_schedule(program), grown=True)
     measure = None
     if kind.measures:
         if store is None and options.memo:
@@ -274,8 +282,8 @@ def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
     one), None to skip verification and the speed guard.  `origin`: where the program was parsed
     from (default: its own Python source)."""
     t0 = time.perf_counter()
-    deps = compute_dependences(program)
     search = prepare(program, options, target, model, store, progress, origin)
+    deps = compute_dependences(program)
     result = search.run(deps, progress=level_progress, keep_open=True)
     check, lines = None, []
     try:

@@ -74,3 +74,49 @@ def test_a_stratified_sample_draws_every_kind_of_candidate_in_turn():
     # the whole level when it is small enough; a kind with fewer members than its turns gives way
     assert sample(policy, registers, 1, Schedule(program)) == registers
     assert sorted(stratified(registers + tiles[:1], 4, random.Random(1))) == [0, 1, 2, 3]
+
+
+class Collecting:
+    """Scores every schedule by a hash of its description (a search that wanders the space the
+    same way on every run) and keeps the schedules it was asked about."""
+
+    name = "collecting"
+
+    def __init__(self):
+        self.asked: list[Schedule] = []
+
+    def evaluate(self, program, schedules):
+        import zlib
+        self.asked += schedules
+        return [Score(0.5 + zlib.crc32(s.describe().encode()) % 1000 / 500) for s in schedules]
+
+
+def test_the_printed_form_merges_schedules_printing_the_same_loops():
+    """`select` compares schedules by `printed_form` (the program, isl's default AST, the marks)
+    instead of printing their C, over every candidate a wandering search asks about (fusions,
+    isl's schedules, expansions, tiles, register tiles, parallel loops, unrolls).  Two schedules
+    with one form print the same C, except the original's own loops, which print unseparated:
+    gemm's isl schedule is its original loops (one place, as it should).  Two that print the
+    same C have one form, except where a mark prints nothing at this size (a parallel or vector
+    mark on a loop that runs once): those have the same loops and keep two places."""
+    from looper.codegen.astwalk import printed_form
+    from looper.ir.schedule import original
+    merged = 0
+    for name in ("cholesky", "gemm", "lu"):
+        p = parse_file(kernel_path(name), "MINI")
+        plain = original(p).rows
+        ev = Collecting()
+        beam_search(p, compute_dependences(p), ev, SearchPolicy(beam=3, grown=True, target=TARGET))
+        by_form: dict[tuple, tuple] = {}
+        by_code: dict[str, tuple] = {}
+        for s in ev.asked:
+            form, code = printed_form(s.lowered), ProgramBuilder.code(s.lowered)
+            code0, s0 = by_form.setdefault(form, (code, s))
+            if code0 != code:
+                assert (s0.lowered.rows == plain) != (s.lowered.rows == plain), (name, s.describe())
+            form0, s0 = by_code.setdefault(code, (form, s))
+            if form0 != form:
+                assert form0[:2] == form[:2], (name, s0.describe(), s.describe())  # the same loops
+        merged += len(ev.asked) - len(by_form)
+        assert len(by_form) > 20, name
+    assert merged > 0

@@ -117,3 +117,38 @@ def test_isl_schedules_and_their_tiles_compute_what_the_original_does(kernel, tm
             variants += [v for v in more if check_schedule(d, v) is None][:3]
     for threads in (1, 4):
         assert differential(p, variants, tmp_path, threads=threads) == []
+
+
+def test_a_scheduler_started_ahead_is_collected_and_an_unclaimed_one_stopped(monkeypatch):
+    """`start` runs isl's scheduler in the background (the search starts it for every program a
+    level will ask about); `isl_variants` then collects those children, starting none, with the
+    answer a direct computation gives.  `abandon` stops children nobody collected: none is left
+    running (nothing may run beside a timing)."""
+    import multiprocessing
+    import looper.transforms.isl_schedule as mod
+    from looper import caching
+    monkeypatch.setattr(mod, "BUDGET_SECONDS", 60.0)  # a busy machine must not run it out
+    p, q = parse_file(kernel_path("gemm"), "SMALL"), parse_file(kernel_path("lu"), "SMALL")
+    with caching.disabled():
+        direct = mod.isl_variants(p)
+    mod.isl_variants.cache_clear()
+    try:
+        mod.start(p)
+        mod.start(p)  # once
+        assert len(mod._STARTED) == 1
+
+        class NoChildren:
+            def Pipe(self, duplex):
+                raise AssertionError("isl's scheduler was started again")
+
+        real = mod.multiprocessing.get_context
+        monkeypatch.setattr(mod.multiprocessing, "get_context", lambda kind: NoChildren())
+        assert mod.isl_variants(p) == direct and direct[0] is not None
+        monkeypatch.setattr(mod.multiprocessing, "get_context", real)
+        mod.start(q)
+        assert multiprocessing.active_children()
+        mod.abandon()
+        assert not mod._STARTED and not multiprocessing.active_children()
+    finally:
+        mod.abandon()
+        mod.isl_variants.cache_clear()
