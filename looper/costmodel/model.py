@@ -90,7 +90,9 @@ class _Collector:
         self.exprs: list[torch.Tensor] = []
         self.expr_index: list[int] = []
         self.trans: list[torch.Tensor] = []
-        self.unique_expr: dict[int, int] = {}  # candidates of one program share their statements' expressions
+        # by content, not identity: features that came back from a forked process (`looper.forked`)
+        # are copies, and must batch (and so round) exactly as the ones computed here
+        self.unique_expr: dict[bytes, int] = {}
         self.unique_comp: dict[tuple, int] = {}
         self.comp_index: list[int] = []
         self.unique_loop: dict[tuple, int] = {}
@@ -111,14 +113,15 @@ class _Collector:
         self.roots.append([self._node(r, base, sample) for r in f.roots])
 
     def _comp(self, c) -> int:
-        key = (id(c.expression), c.vector.tobytes(), c.transforms.tobytes())
+        expression = c.expression.tobytes()
+        key = (expression, c.vector.tobytes(), c.transforms.tobytes())
         u = self.unique_comp.get(key)
         if u is None:
             u = self.unique_comp[key] = len(self.comp_vec)
             self.comp_vec.append(c.vector)
-            k = self.unique_expr.get(id(c.expression))
+            k = self.unique_expr.get(expression)
             if k is None:
-                k = self.unique_expr[id(c.expression)] = len(self.exprs)
+                k = self.unique_expr[expression] = len(self.exprs)
                 self.exprs.append(torch.from_numpy(c.expression))
             self.expr_index.append(k)
             t = np.concatenate([np.zeros((1, TRANSFORM.width), np.float32), c.transforms]) \

@@ -21,12 +21,13 @@ from typing import Callable, Sequence
 
 from ..codegen.harness import HARNESS_VERSION
 from ..codegen.inplace import answer_code
+from ..forked import forked_map
 from ..ir.program import Program
 from ..runtime.builder import ProgramBuilder
 from ..runtime.compile import OPT_FLAGS, CompileError
 from ..target.isa import compiler_id
 from ..runtime.limits import TimeLimits
-from ..target.host import cpu_id, default_threads, load_average
+from ..target.host import cores, cpu_id, default_threads, load_average
 from ..runtime.measurements import Measurement, MeasurementStore, Provenance, measurement_key
 from ..runtime.ompenv import DEFAULT_ENV, TUNED_ENV, OmpEnv
 from ..runtime.reference import Reference
@@ -331,12 +332,14 @@ class ModelEvaluator:
     name = "model"
 
     def __init__(self, program: Program, model=None, meta: dict | None = None, target=None,
-                 first_region: float = 0.0, original_seconds: float | None = None):
+                 first_region: float = 0.0, original_seconds: float | None = None, jobs: int | None = None):
         """`target`: the machine the candidates are predicted for (their cost terms are computed
         on it; None: `costmodel.features.reference_target`).  `first_region`: what starting a
         thread team costs there on average, charged to a parallel candidate's predicted time
         against `original_seconds` (the original's time, measured or estimated): the model's
-        labels were timed warm and never paid it, as a program that calls its kernel once does."""
+        labels were timed warm and never paid it, as a program that calls its kernel once does.
+        `jobs`: the processes that featurize a level's candidates (`looper.forked`; None: every
+        core this process may run on)."""
         from ..costmodel.features import ProgramInfo
         from ..costmodel.store import load_model
         if model is None:
@@ -348,6 +351,7 @@ class ModelEvaluator:
         self._original: float | None = None
         self.first_region = first_region if original_seconds else 0.0
         self.original_seconds = original_seconds
+        self.jobs = jobs if jobs is not None else cores()
 
     def original_prediction(self) -> float:
         """The model's prediction for the untransformed program (its speedup is 1 by definition).
@@ -371,7 +375,7 @@ class ModelEvaluator:
             else:
                 todo.append(k)
         if todo:
-            feats = [featurize(schedules[k], self.info) for k in todo]
+            feats = forked_map(lambda k: featurize(schedules[k], self.info), todo, self.jobs)
             preds = self.model.predict(feats) / self.original_prediction()
             self.predicted += len(todo)
             for k, p in zip(todo, preds):

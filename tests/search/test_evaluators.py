@@ -427,3 +427,25 @@ def test_no_slow_cutoff_below_the_floor():
     assert cutoff == pytest.approx(JITTER_MULTIPLE * 0.3) and timeout == limits.process(4, 0.2)
     limits.calibrate([1e-3, 1e-3])  # no spread: the clock's resolution decides
     assert limits.floor >= RESOLUTION_MULTIPLE * 1e-9 and limits.for_candidate(3, 0.2)[0] == pytest.approx(0.4)
+
+
+def test_the_model_scores_the_same_when_forked_processes_featurize(monkeypatch):
+    """The model evaluator featurizes a level's candidates on `jobs` processes (`looper.forked`):
+    the scores are those of one process, in the same order, and children did take a share."""
+    import looper.forked as forked
+    from helpers import HashScores
+    from looper.poly.deps import compute_dependences
+    from looper.search.beam import beam_search
+    from looper.search.evaluators import ModelEvaluator
+    from looper.search.policy import SearchPolicy
+    p = parse_file(kernel_path("2mm"), "MINI")
+    result = beam_search(p, compute_dependences(p), HashScores(1), SearchPolicy(beam=2, max_affine=1, grown=True))
+    cands = [e.schedule for e in result.explored if e.rejected is None and e.schedule.steps][:240]
+    assert len(cands) >= 2 * forked.LEAST_SHARE
+    one = [s.speedup for s in ModelEvaluator(p, jobs=1).evaluate(p, cands)]
+    started = []
+    real = forked.multiprocessing.get_context
+    monkeypatch.setattr(forked.multiprocessing, "get_context", lambda kind: started.append(kind) or real(kind))
+    two = [s.speedup for s in ModelEvaluator(p, jobs=2).evaluate(p, cands)]
+    assert started == ["fork"]
+    assert two == one and len(set(one)) > 10
