@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..caching import Memo
 from ..codegen.astwalk import printed_form
 from ..ir.program import Program
 from ..poly.deps import Dependences
@@ -48,6 +49,7 @@ class BeamState:
     scored: dict[tuple, Score] = field(default_factory=dict)
     printed: dict[tuple, tuple] = field(default_factory=dict)  # identity -> `printed_form` (`select`)
     parallel: dict[tuple, Schedule | None] = field(default_factory=dict)  # identity -> `parallel_form`
+    prefixes: Memo = field(default_factory=Memo)  # `check`'s outcomes of bundles' proper prefixes
     lanes: list[Scored] = field(default_factory=list)
     start: float = field(default_factory=time.perf_counter)
     machinery: float = 0.0
@@ -138,7 +140,7 @@ def _expand_parent(state: BeamState, level: str, depth: int, deps: Dependences, 
         if key in state.seen_keys:
             continue
         state.seen_keys.add(key)
-        entry = check(parent, steps, deps, level, state.policy.explain)
+        entry = check(parent, steps, deps, level, state.policy.explain, state.prefixes)
         if entry.rejected is None and state.policy.sequential and entry.schedule.lowered.parallel:
             entry.rejected = state.policy.sequential
         state.explored.append(entry)
@@ -190,20 +192,28 @@ def stratified(cands: list, n: int, rng: random.Random) -> list[int]:
     return out
 
 
-def check(parent: Schedule, steps: tuple, deps: Dependences, level: str, explain: bool) -> Explored:
+def check(parent: Schedule, steps: tuple, deps: Dependences, level: str, explain: bool,
+          prefixes: Memo | None = None) -> Explored:
     """`parent` followed by `steps` (one candidate, possibly a short sequence), each step checked
-    for legality in turn; the first illegal one rejects the candidate."""
+    for legality in turn; the first illegal one rejects the candidate.  `prefixes` keeps each
+    proper prefix's outcome for the next candidate that starts with it: a bundle's enablers
+    (an expansion, distributions, a parallel loop) come before each of its register shapes, and
+    symm's model search applied and checked them again for every one."""
     child, why = parent, None
-    for step in steps:
-        try:
+    for n, step in enumerate(steps, 1):
+        def apply(child: Schedule = child, step=step) -> tuple[Schedule, str | None]:
             nxt = child.then(step)
-            why = check_step(deps, child.lowered, step, nxt.lowered, explain)
+            return nxt, check_step(deps, child.lowered, step, nxt.lowered, explain)
+        try:
+            if prefixes is not None and n < len(steps):
+                child, why = prefixes.lookup((parent.key, steps[:n]), apply)
+            else:
+                child, why = apply()
         except Exception as e:  # a bug in one transformation costs its candidate, not the search
             unlowered = Schedule(parent.program, parent.steps + tuple(steps))
             where = " ; ".join(t.kind for t in steps)
             return Explored(unlowered, f"{parent.describe()} ; {where}", level,
                             rejected=f"internal error in {step.kind} ({type(e).__name__}: {e}); please report it")
-        child = nxt
         if why is not None:
             child = parent.then(*steps)
             break

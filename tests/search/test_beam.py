@@ -120,3 +120,28 @@ def test_the_printed_form_merges_schedules_printing_the_same_loops():
         merged += len(ev.asked) - len(by_form)
         assert len(by_form) > 20, name
     assert merged > 0
+
+
+def test_a_bundle_behind_a_checked_prefix_gets_the_verdict_it_gets_alone():
+    """`check` keeps each bundle's proper prefixes' outcomes (`BeamState.prefixes`): every
+    candidate the tile level offers symm and 3mm (register tiles behind expansions,
+    distributions, parallel loops, cache tiles) is accepted or refused, with the same schedule,
+    as when checked on its own, and the prefixes were shared."""
+    from looper.caching import Memo
+    from looper.search.beam import check
+    from looper.search.candidates import generate
+    verdicts = set()
+    for name in ("symm", "3mm"):
+        p = parse_file(kernel_path(name), "MINI")
+        d = compute_dependences(p)
+        parent = Schedule(p)
+        cands = generate("tile", parent, d, TARGET, grown=True)
+        memo = Memo()
+        kept = [check(parent, c, d, "tile", False, memo) for c in cands]
+        alone = [check(parent, c, d, "tile", False) for c in cands]
+        assert [(e.rejected, e.schedule.lowered.identity) for e in kept] == \
+            [(e.rejected, e.schedule.lowered.identity) for e in alone]
+        prefixes = sum(len(c) - 1 for c in cands)
+        assert 0 < len(memo) < prefixes / 2, name
+        verdicts |= {e.rejected is None for e in alone}
+    assert verdicts == {True, False}  # refused candidates too (symm's)
