@@ -138,7 +138,8 @@ def _guide(program, cfg: CollectConfig):
     from ..search.evaluators import ModelEvaluator
     from ..target import Target
     target = Target.detect(cfg.threads)
-    model = ModelEvaluator(program, *load_model(cfg.explore_model), target=target)
+    # one process: the pool's other workers may be timing candidates on the other cores
+    model = ModelEvaluator(program, *load_model(cfg.explore_model), target=target, jobs=1)
     return Ranking(program, target, model) if cfg.explore_ranking else model
 
 

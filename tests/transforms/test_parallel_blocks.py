@@ -147,14 +147,16 @@ def test_the_distributions_of_a_schedule_are_walked_once_and_replayed():
 
 def test_distributions_that_split_only_settled_loops_free_nothing_new():
     """`freeing_distributions` splits no loop whose statements are all free already, or out of
-    the register tiles' reach (`out_of_reach`): what it frees is what the whole walk of
-    distributions frees, for the register tiles' `free` and the parallel blocks' alike, from
-    schedules with some statements free and some not."""
+    the register tiles' reach (`out_of_reach`): what it frees is what the legal distributions of
+    the whole walk free, for the register tiles' `free` and the parallel blocks' alike, from
+    schedules with some statements free and some not, and each freed set comes with legal steps
+    (an illegal distribution seen first hid a legal one that freed the same)."""
     from looper.ir.schedule import original
+    from looper.poly.legality import order_violation
     from looper.transforms import fusion, parallel_blocks, register_tiling
     from looper.transforms.registry import CandidateContext
     from helpers import TARGET
-    pruned = 0
+    pruned = illegal = 0
     for kernel in ("3mm", "deriche", "symm", "adi"):
         p = parse_file(kernel_path(kernel), "MINI")
         deps = compute_dependences(p)
@@ -167,9 +169,13 @@ def test_distributions_that_split_only_settled_loops_free_nothing_new():
             for name, (free, unreachable) in frees.items():
                 before = free(L)
                 walk = list(fusion._distributions(L, ctx, fusion.MAX_DISTRIBUTIONS))
-                whole = {free(M) - before for _s, M in walk} - {frozenset()}
-                found = [new for _s, _M, new in fusion.freeing_distributions(L, ctx, free, unreachable=unreachable)]
-                assert set(found) == whole and len(found) == len(whole), (kernel, name)
+                legal = [M for _s, M in walk if order_violation(deps, L, M) is None]
+                illegal += len(walk) - len(legal)
+                whole = {free(M) - before for M in legal} - {frozenset()}
+                found = list(fusion.freeing_distributions(L, ctx, free, unreachable=unreachable))
+                assert {new for _s, _M, new in found} == whole and len(found) == len(whole), (kernel, name)
+                assert all(order_violation(deps, L, M) is None for _s, M, _new in found), (kernel, name)
                 settled = before | unreachable
                 pruned += len(walk) - len(list(fusion._distributions(L, ctx, fusion.MAX_DISTRIBUTIONS, settled)))
     assert pruned  # the walks it spared
+    assert illegal  # distributions the walk may not offer
