@@ -19,8 +19,9 @@ import torch
 
 from ..errors import LooperError
 from .features import FEATURE_VERSION
+from .batch import ARCHITECTURE
 from .migrate import LAYOUTS, WIDENABLE_ARCHITECTURES, widen_state
-from .model import ARCHITECTURE, CostModel, Ensemble
+from .model import CostModel, Ensemble
 
 DEFAULT_MODEL = "looper-v10.pt"
 
