@@ -133,12 +133,12 @@ def _guide(program, cfg: CollectConfig):
     or nothing (a random walk)."""
     if not cfg.explore or not (cfg.explore_model or cfg.explore_ranking):
         return None
-    from ..costmodel.store import load_model
+    from ..costmodel.inference import load_inference_model
     from ..search.budget import Ranking
     from ..search.evaluators import ModelEvaluator
     from ..target import Target
     target = Target.detect(cfg.threads)
-    model = ModelEvaluator(program, *load_model(cfg.explore_model), target=target)
+    model = ModelEvaluator(program, *load_inference_model(cfg.explore_model), target=target)
     return Ranking(program, target, model) if cfg.explore_ranking else model
 
 
