@@ -317,8 +317,8 @@ def optimize(program: str | os.PathLike, size: str | None = None, *, defines=Non
         if isinstance(model, tuple):  # already loaded: (network, metadata)
             net = model
         else:
-            from .costmodel.store import load_model
-            net = load_model(model or options.model)
+            from .costmodel.inference import load_inference_model
+            net = load_inference_model(model or options.model)
     from .lang.resize import Origin
     origins = [Origin()] if isinstance(loaded, Program) else [Origin(loaded, k) for k in range(len(programs))]
     kernels = [Kernel(tune(p, options, target, model=net, store=store, resized=resized, index=k, progress=progress,

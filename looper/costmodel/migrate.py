@@ -12,17 +12,23 @@ a fourth (the cost terms', `features.TERMS`), which a widened model weights by z
 MLP is a fresh one's.
 
 `LAYOUTS[v]` describes version v by its layouts' fields; a version not described here is refused.
+Widening works on numpy arrays (`widen_arrays`), so that the search's torch-free loader
+(`inference`) widens as `store.load_model` does (`widen_state`, on tensors).
 """
 from __future__ import annotations
 
-import numpy as np
-import torch
+from typing import TYPE_CHECKING
 
-from .model import ARCHITECTURE
+import numpy as np
+
+from .batch import ARCHITECTURE
 from .features import (
     COMP, FEATURE_VERSION, LOOP, MAX_ACCESSES, MAX_CONSTRAINTS, MAX_ITERS, MAX_LOOPS, TRANSFORM, ACCESS,
     DTYPES, Layout,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 _COMP_V3 = [("dtype", len(DTYPES)), ("depth", 1), ("n_loads", 1), ("n_ops", 1), ("instances", 1),
             ("domain", MAX_CONSTRAINTS * (MAX_ITERS + 2)), ("schedule", MAX_LOOPS * (MAX_ITERS + 2)),
@@ -67,8 +73,8 @@ def project(x: np.ndarray, old: Layout, new: Layout) -> np.ndarray:
     return x[..., columns(old, new)]
 
 
-def widen_state(state: dict[str, torch.Tensor], version: int, architecture: int = ARCHITECTURE,
-                fresh: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+def widen_arrays(state: dict[str, np.ndarray], version: int, architecture: int = ARCHITECTURE,
+                 fresh: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The state of a model (or ensemble) trained on features `version` with network
     `architecture`, widened to the current layouts and network.  `fresh`: the state of a new model
     of the current architecture (same members), whose parameters fill what an older architecture
@@ -82,8 +88,8 @@ def widen_state(state: dict[str, torch.Tensor], version: int, architecture: int 
         name = key.split(".", 2)[2] if key.startswith("members.") else key  # an ensemble's member
         if name in ("comp_mean", "loop_mean", "comp_std", "loop_std"):
             new_width, cols = (COMP.width, comp_cols) if name.startswith("comp") else (LOOP.width, loop_cols)
-            wide = (torch.ones if name.endswith("std") else torch.zeros)(new_width, dtype=t.dtype)
-            wide[torch.from_numpy(cols)] = t
+            wide = (np.ones if name.endswith("std") else np.zeros)(new_width, dtype=t.dtype)
+            wide[cols] = t
             out[key] = wide
         elif name == "trans_lstm.weight_ih_l0":
             out[key] = _widen_inputs(t, trans_cols, TRANSFORM.width)
@@ -92,7 +98,7 @@ def widen_state(state: dict[str, torch.Tensor], version: int, architecture: int 
         elif name == "loop_mlp.0.weight":
             out[key] = _widen_inputs(t, loop_cols, LOOP.width)
         elif name == "head.0.weight" and architecture == 3:  # a fourth embedding read, by zero weights
-            out[key] = torch.cat([t, torch.zeros(t.shape[0], t.shape[1] // 3, dtype=t.dtype)], dim=1)
+            out[key] = np.concatenate([t, np.zeros((t.shape[0], t.shape[1] // 3), dtype=t.dtype)], axis=1)
         else:
             out[key] = t
     if architecture == 3:
@@ -101,16 +107,25 @@ def widen_state(state: dict[str, torch.Tensor], version: int, architecture: int 
         for key, t in fresh.items():
             name = key.split(".", 2)[2] if key.startswith("members.") else key
             if name.startswith("terms_"):
-                out[key] = t.to(next(iter(state.values())).dtype) if name.startswith("terms_mlp") else t
+                out[key] = t.astype(next(iter(state.values())).dtype) if name.startswith("terms_mlp") else t
     elif architecture != ARCHITECTURE:
         raise KeyError(f"architecture {architecture}")
     return out
 
 
-def _widen_inputs(w: torch.Tensor, cols: np.ndarray, new_width: int) -> torch.Tensor:
+def widen_state(state: dict[str, torch.Tensor], version: int, architecture: int = ARCHITECTURE,
+                fresh: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    """`widen_arrays` on a torch state dict (what `store.load_model` reads)."""
+    import torch
+    wide = widen_arrays({k: t.numpy() for k, t in state.items()}, version, architecture,
+                        None if fresh is None else {k: t.numpy() for k, t in fresh.items()})
+    return {k: torch.from_numpy(t) for k, t in wide.items()}
+
+
+def _widen_inputs(w: np.ndarray, cols: np.ndarray, new_width: int) -> np.ndarray:
     """A weight matrix whose first inputs are an old layout's (then the hidden states the layer
     also reads, unchanged): the layout's columns moved to `cols` among `new_width` inputs."""
     n_layout = len(cols)
-    wide = torch.zeros(w.shape[0], new_width, dtype=w.dtype)
-    wide[:, torch.from_numpy(cols)] = w[:, :n_layout]
-    return torch.cat([wide, w[:, n_layout:]], dim=1)
+    wide = np.zeros((w.shape[0], new_width), dtype=w.dtype)
+    wide[:, cols] = w[:, :n_layout]
+    return np.concatenate([wide, w[:, n_layout:]], axis=1)

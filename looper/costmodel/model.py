@@ -10,183 +10,32 @@
   architecture 4, an MLP's embedding of the candidate's analytic cost terms and the target's
   limits (`features.TERMS`): the network weights hand-written terms, as Adams2019's does.
 
-Trees of any shape batch together: nodes are processed by height, each level's variable-length
-child sequences packed into one LSTM call.
+Trees of any shape batch together (`batch`): nodes are processed by height, each level's
+variable-length child sequences packed into one LSTM call.  This module defines the network
+(its version: `batch.ARCHITECTURE`); `inference` computes the same forward pass in numpy, for the
+search, which then never imports torch.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
+from torch.nn.utils.rnn import pack_padded_sequence
 
+from .batch import Batch, collect
 from .features import COMP, EXPR, LOOP, TERMS, TRANSFORM, ProgramFeatures
 
 
-@dataclass
-class Level:
-    """The distinct loops of one height in a batch, with their children as padded index sequences.
-
-    Index 0 is the start token that leads every sequence; distinct computation k is k + 1, distinct
-    loop k is k + 1 in the loop table.  Padding is 0 too (packed sequences never read it)."""
-
-    ids: torch.Tensor  # [n]: distinct loop ids
-    comps: torch.Tensor  # [n, Lc + 1]
-    comp_len: torch.Tensor  # [n]
-    loops: torch.Tensor  # [n, Ll + 1]
-    loop_len: torch.Tensor  # [n]
-
-
-@dataclass
-class Batch:
-    """Candidates of one or more programs, with equal parts shared.
-
-    A transformation changes a few statements and the loops around them; the rest of a candidate
-    equals its siblings'.  Each distinct computation (expression, features, transformations) and
-    each distinct loop (features and the same distinct children) is embedded once per batch, and
-    every candidate refers to those: deriche's 47 computations and 36 nests per candidate shrink to
-    a few new ones.  The network's output is the same as without sharing."""
-
-    comp_vec: torch.Tensor  # [NU, COMP.width]: distinct computations only
-    expr: torch.Tensor  # [NE, Le, EXPR.width] (padded; distinct expressions only)
-    expr_len: torch.Tensor  # [NE]
-    expr_index: torch.Tensor  # [NU]: which expression each distinct computation has
-    comp_index: torch.Tensor  # [NC]: which distinct computation each computation slot holds
-    trans: torch.Tensor  # [NU, Lt, TRANSFORM.width] (padded, with a leading start token)
-    trans_len: torch.Tensor
-    loop_vec: torch.Tensor  # [NLU, LOOP.width]: distinct loops only
-    loop_index: torch.Tensor  # [NL]: which distinct loop each loop slot is
-    levels: list[Level]  # bottom-up by height
-    roots: torch.Tensor  # [B, Lr + 1]: 0 start, 1..NU distinct computations, NU+1.. distinct loops
-    root_len: torch.Tensor  # [B]
-    comp_owner: torch.Tensor  # [NC]: the sample each computation slot belongs to
-    loop_owner: torch.Tensor  # [NL]: the sample each loop slot belongs to
-    terms: torch.Tensor  # [B, TERMS.width]: each sample's cost terms and target
-
-    @property
-    def size(self) -> int:
-        return len(self.roots)
-
-
-def _padded(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sequences of table indices (already shifted past the start token), each led by 0."""
-    longest = max((len(x) for x in seqs), default=0)
-    out = torch.zeros(len(seqs), longest + 1, dtype=torch.long)
-    for row, x in enumerate(seqs):
-        if x:
-            out[row, 1:len(x) + 1] = torch.tensor(x)
-    return out, torch.tensor([len(x) + 1 for x in seqs])
-
-
-class _Collector:
-    """Distinct computations and loops of a batch's samples, numbered once each: candidates of one
-    program share most of them, and equal ones are embedded once."""
-
-    def __init__(self) -> None:
-        self.comp_vec: list[np.ndarray] = []
-        self.exprs: list[torch.Tensor] = []
-        self.expr_index: list[int] = []
-        self.trans: list[torch.Tensor] = []
-        # by content, not identity: features that came back from a forked process (`looper.forked`)
-        # are copies, and must batch (and so round) exactly as the ones computed here
-        self.unique_expr: dict[bytes, int] = {}
-        self.unique_comp: dict[tuple, int] = {}
-        self.comp_index: list[int] = []
-        self.unique_loop: dict[tuple, int] = {}
-        self.loop_vec: list[np.ndarray] = []
-        self.loop_index: list[int] = []
-        self.nodes: list[tuple[int, list[int], list[int]]] = []  # per distinct loop: (height, comps, loops)
-        self.roots: list[list[tuple[str, int]]] = []
-        self.comp_owner: list[int] = []
-        self.loop_owner: list[int] = []
-        self.terms: list[np.ndarray] = []
-
-    def add(self, sample: int, f: ProgramFeatures) -> None:
-        self.terms.append(f.terms)
-        base = len(self.comp_index)
-        self.comp_owner += [sample] * len(f.comps)
-        for c in f.comps:
-            self.comp_index.append(self._comp(c))
-        self.roots.append([self._node(r, base, sample) for r in f.roots])
-
-    def _comp(self, c) -> int:
-        expression = c.expression.tobytes()
-        key = (expression, c.vector.tobytes(), c.transforms.tobytes())
-        u = self.unique_comp.get(key)
-        if u is None:
-            u = self.unique_comp[key] = len(self.comp_vec)
-            self.comp_vec.append(c.vector)
-            k = self.unique_expr.get(expression)
-            if k is None:
-                k = self.unique_expr[expression] = len(self.exprs)
-                self.exprs.append(torch.from_numpy(c.expression))
-            self.expr_index.append(k)
-            t = np.concatenate([np.zeros((1, TRANSFORM.width), np.float32), c.transforms]) \
-                if len(c.transforms) else np.zeros((1, TRANSFORM.width), np.float32)
-            self.trans.append(torch.from_numpy(t))
-        return u
-
-    def _node(self, node, base: int, sample: int) -> tuple[str, int]:
-        kind, x = node
-        if kind == "comp":
-            return ("c", self.comp_index[base + x])
-        kids = tuple(self._node(ch, base, sample) for ch in x.children)
-        key = (x.vector.tobytes(), kids)
-        u = self.unique_loop.get(key)
-        if u is None:
-            u = self.unique_loop[key] = len(self.nodes)
-            height = 1 + max([self.nodes[i][0] for k, i in kids if k == "l"], default=-1)
-            self.nodes.append((height, [i for k, i in kids if k == "c"], [i for k, i in kids if k == "l"]))
-            self.loop_vec.append(x.vector)
-        self.loop_index.append(u)
-        self.loop_owner.append(sample)
-        return ("l", u)
-
-    def levels(self) -> list[Level]:
-        """The distinct loops grouped by height (leaves first): the recursion's order."""
-        out = []
-        for h in range(max((n[0] for n in self.nodes), default=-1) + 1):
-            ids = [i for i, n in enumerate(self.nodes) if n[0] == h]
-            comps, comp_len = _padded([[c + 1 for c in self.nodes[i][1]] for i in ids])
-            loops, loop_len = _padded([[c + 1 for c in self.nodes[i][2]] for i in ids])
-            out.append(Level(torch.tensor(ids), comps, comp_len, loops, loop_len))
-        return out
-
-    def batch(self) -> Batch:
-        n_comps = len(self.comp_vec)
-        root_idx, root_len = _padded([[i + 1 if k == "c" else n_comps + 1 + i for k, i in r] for r in self.roots])
-        return Batch(
-            comp_vec=torch.from_numpy(np.stack(self.comp_vec)),
-            expr=pad_sequence(self.exprs, batch_first=True),
-            expr_len=torch.tensor([len(e) for e in self.exprs]),
-            expr_index=torch.tensor(self.expr_index),
-            comp_index=torch.tensor(self.comp_index),
-            trans=pad_sequence(self.trans, batch_first=True),
-            trans_len=torch.tensor([len(t) for t in self.trans]),
-            loop_vec=torch.from_numpy(np.stack(self.loop_vec)) if self.loop_vec else torch.zeros(0, LOOP.width),
-            loop_index=torch.tensor(self.loop_index, dtype=torch.long),
-            levels=self.levels(), roots=root_idx, root_len=root_len,
-            comp_owner=torch.tensor(self.comp_owner), loop_owner=torch.tensor(self.loop_owner, dtype=torch.long),
-            terms=torch.from_numpy(np.stack(self.terms)) if self.terms else torch.zeros(0, TERMS.width))
-
-
-def collate(samples: list[ProgramFeatures]) -> Batch:
+def collate(samples: list[ProgramFeatures]) -> Batch[torch.Tensor]:
     """Samples -> one batch of tensors, each distinct computation and loop once."""
-    c = _Collector()
-    for sample, f in enumerate(samples):
-        c.add(sample, f)
-    return c.batch()
+    return collect(samples).map(torch.from_numpy)
 
 
 def _mlp(n_in: int, hidden: int, n_out: int, dropout: float) -> nn.Sequential:
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ELU(), nn.Dropout(dropout),
                          nn.Linear(hidden, hidden), nn.ELU(), nn.Linear(hidden, n_out))
-
-
-ARCHITECTURE = 4  # changes whenever the module layout does (`costmodel.migrate` widens 3; others are refused)
 
 
 class CostModel(nn.Module):

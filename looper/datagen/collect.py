@@ -133,13 +133,13 @@ def _guide(program, cfg: CollectConfig):
     or nothing (a random walk)."""
     if not cfg.explore or not (cfg.explore_model or cfg.explore_ranking):
         return None
-    from ..costmodel.store import load_model
+    from ..costmodel.inference import load_inference_model
     from ..search.budget import Ranking
     from ..search.evaluators import ModelEvaluator
     from ..target import Target
     target = Target.detect(cfg.threads)
     # one process: the pool's other workers may be timing candidates on the other cores
-    model = ModelEvaluator(program, *load_model(cfg.explore_model), target=target, jobs=1)
+    model = ModelEvaluator(program, *load_inference_model(cfg.explore_model), target=target, jobs=1)
     return Ranking(program, target, model) if cfg.explore_ranking else model
 
 

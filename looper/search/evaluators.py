@@ -333,7 +333,9 @@ class ModelEvaluator:
 
     def __init__(self, program: Program, model=None, meta: dict | None = None, target=None,
                  first_region: float = 0.0, original_seconds: float | None = None, jobs: int | None = None):
-        """`target`: the machine the candidates are predicted for (their cost terms are computed
+        """`model`: anything with `predict(samples)` giving speedups (None: the default weights in
+        numpy, `costmodel.inference`, which needs no torch; a torch `Ensemble` predicts the same).
+        `target`: the machine the candidates are predicted for (their cost terms are computed
         on it; None: `costmodel.features.reference_target`).  `first_region`: what starting a
         thread team costs there on average, charged to a parallel candidate's predicted time
         against `original_seconds` (the original's time, measured or estimated): the model's
@@ -341,9 +343,9 @@ class ModelEvaluator:
         `jobs`: the processes that featurize a level's candidates (`looper.forked`; None: every
         core this process may run on)."""
         from ..costmodel.features import ProgramInfo
-        from ..costmodel.store import load_model
+        from ..costmodel.inference import load_inference_model
         if model is None:
-            model, meta = load_model()
+            model, meta = load_inference_model()
         self.model = model
         self.meta = meta or {}
         self.info = ProgramInfo(program, target)

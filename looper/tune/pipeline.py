@@ -188,7 +188,7 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
                 notes.append(f"{why}: ranked by the analytic cost terms alone")
     if kind is Evaluator.MODEL:
         # nothing is timed: isl's scheduler starts on the program's own schedule now, on another
-        # core while the model loads (torch's import: 2 s), for the search's first level to
+        # core while the model loads and the search gets ready, for the search's first level to
         # collect (`IslSchedule.ahead`; `Search.close` stops it if the search never asks)
         IslSchedule.ahead(original_schedule(program), grown=True)
     measure = None
@@ -210,8 +210,8 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
         scorer: object = measure
     else:
         if model is None:
-            from ..costmodel.store import load_model
-            model = load_model(options.model)
+            from ..costmodel.inference import load_inference_model
+            model = load_inference_model(options.model)
         net, meta = model
         predictor = ModelEvaluator(program, net, meta, target, first_region, original()) if encodable else None
         scorer = predictor if kind is Evaluator.MODEL else Ranking(program, target, predictor)

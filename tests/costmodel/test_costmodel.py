@@ -365,7 +365,7 @@ def test_the_shipped_model_covers_the_grown_space_and_predicts_what_it_predicted
     figures changes what the shipped weights mean), and it ranks a register tile above square
     tiles."""
     from looper.costmodel.features import ProgramInfo, featurize
-    from looper.costmodel.model import ARCHITECTURE
+    from looper.costmodel.batch import ARCHITECTURE
     from looper.lang.parse import parse_file
     from looper.transforms import Distribute, Interchange, Parallelize, Tile
     from looper.transforms.register_tiling import Block, RegisterTile
