@@ -161,3 +161,28 @@ def test_the_model_search_never_imports_torch():
             "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_numpy_inference_runs_on_one_blas_thread_and_gives_the_setting_back(candidates):
+    """The search predicts on one BLAS thread (threads lose much on a busy core) and leaves
+    BLAS's setting as it found it; the predictions are those of any thread count."""
+    from threadpoolctl import ThreadpoolController, threadpool_limits
+    import looper.costmodel.inference as inference
+    model, _ = load_inference_model()
+    blas = ThreadpoolController()
+    seen = []
+    real = inference._Mlp.__call__
+
+    def spy(self, x):
+        seen.append({i["num_threads"] for i in blas.info() if i["user_api"] == "blas"})
+        return real(self, x)
+
+    with threadpool_limits(limits=2, user_api="blas"), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(inference._Mlp, "__call__", spy)
+        one = model.predict(candidates[:40])
+        assert seen and all(s == {1} for s in seen)
+        assert {i["num_threads"] for i in blas.info() if i["user_api"] == "blas"} == {2}
+        seen.clear()
+        two = model.predict(candidates[:40], threads=None)
+        assert seen and all(s == {2} for s in seen)
+    assert np.allclose(one, two, rtol=1e-5)
