@@ -52,6 +52,12 @@ def _time_pairs(n: int, cons: str) -> isl.Map:
     return isl.Map(f"{{ [{xs}] -> [{ys}] : {cons} }}")
 
 
+@memoized(maxsize=64)
+def _lex_lt(n: int) -> isl.Map:
+    """{ [x0..x(n-1)] -> [y0..y(n-1)] : x lexicographically before y } (built once per n)."""
+    return isl.Map.lex_lt(isl.Space.set_alloc(isl.DEFAULT_CONTEXT, 0, n))
+
+
 def _equal_prefix(n: int, k: int) -> isl.Map:
     """{ [x0..x(n-1)] -> [y0..y(n-1)] : x_j = y_j for j < k }"""
     return _time_pairs(n, " and ".join(f"x{j} = y{j}" for j in range(k)) or "true")
@@ -85,7 +91,7 @@ def respects(deps: Dependences | isl.UnionMap, lowered: Lowered) -> bool:
     if pairs is None:
         return True
     n = lowered.n_rows
-    return pairs.is_subset(isl.Map.lex_lt(isl.Space.set_alloc(pairs.get_ctx(), 0, n)))
+    return pairs.is_subset(_lex_lt(n))
 
 
 def violated(deps: Dependences | dict[str, isl.UnionMap], lowered: Lowered, limit: int = 3) -> list[str]:
@@ -93,7 +99,6 @@ def violated(deps: Dependences | dict[str, isl.UnionMap], lowered: Lowered, limi
     breaks; `deps` may be the per-kind relations a step can affect (`Dependences.touching`)."""
     out = []
     n = lowered.n_rows
-    lt = None
     kinds = deps.kinds() if isinstance(deps, Dependences) else deps
     for kind, rel in kinds.items():
         if len(out) >= limit:
@@ -106,8 +111,7 @@ def violated(deps: Dependences | dict[str, isl.UnionMap], lowered: Lowered, limi
             pairs = _schedule_pairs(isl.UnionMap.from_map(m), lowered)
             if pairs is None:
                 continue
-            lt = lt or isl.Map.lex_lt(isl.Space.set_alloc(pairs.get_ctx(), 0, n))
-            if not pairs.is_subset(lt):
+            if not pairs.is_subset(_lex_lt(n)):
                 src = m.get_tuple_name(isl.dim_type.in_)
                 dst = m.get_tuple_name(isl.dim_type.out)
                 out.append(f"{kind} dependence {src} -> {dst}")
@@ -341,11 +345,6 @@ def _pair_respects(deps: Dependences, src: str, dst: str, m: isl.Map, after: Low
         pairs = m.apply_domain(after.statement_map(src)).apply_range(after.statement_map(dst))
         return pairs.is_subset(_lex_lt(after.n_rows))
     return deps.answers.lookup(key, answer)
-
-
-@memoized(maxsize=64)
-def _lex_lt(n: int) -> isl.Map:
-    return isl.Map.lex_lt(isl.Space.set_alloc(isl.DEFAULT_CONTEXT, 0, n))
 
 
 def check_step(deps: Dependences, before: Lowered, step, after: Lowered, explain: bool = True) -> str | None:

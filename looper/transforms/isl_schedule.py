@@ -122,9 +122,6 @@ def isl_variants(program: Program) -> tuple[tuple[StatementRows, ...] | None, ..
     return _ANSWERS.lookup(program, lambda: _collect(_STARTED.pop(program, None) or _start(program)))
 
 
-isl_variants.cache_clear = lambda: _ANSWERS.clear()  # type: ignore[attr-defined]  # as `memoized`'s
-
-
 def start(program: Program) -> None:
     """Start isl's scheduler on `program` in the background, for `isl_variants` to collect:
     the search starts it where a level will ask (`IslSchedule.ahead`), and the scheduler runs on
@@ -153,6 +150,7 @@ class _Running:
 
 
 _ANSWERS = Memo(limit=64)  # program -> its variants' rows
+isl_variants.cache_clear = _ANSWERS.clear  # type: ignore[attr-defined]  # as `memoized`'s
 _STARTED: dict[Program, _Running] = {}
 
 
