@@ -551,6 +551,9 @@ def datagen_cmd(out_dir: str, programs: int, start: int, workers: int | None, sc
             click.echo(f"  left out: {n} measurements: {why}")
         return
 
+    if scheduler is not None:
+        from .optional import require
+        require("distributed", "looper datagen --scheduler")  # before OUT_DIR is written
     from .datagen.cluster import run_collection
     from .runtime.ompenv import OmpEnv
     from .datagen.collect import DatasetWriter, config_json
@@ -688,6 +691,8 @@ def train_cmd(data: tuple[str, ...], output: str, epochs: int, hidden: int, lr: 
     import dataclasses
     import time
 
+    from .optional import require
+    require("torch", "looper train")  # the search predicts without it; training needs it
     from .costmodel.store import round_to_half, save_model
     from .costmodel.train import (
         TrainConfig, evaluate, evaluate_by_part, git_revision, load_examples, split_by_program,

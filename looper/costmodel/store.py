@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from ..errors import LooperError
+from ..optional import require
 from .batch import ARCHITECTURE
 from .features import FEATURE_VERSION
 from .migrate import LAYOUTS, WIDENABLE_ARCHITECTURES, widen_state
@@ -116,7 +117,8 @@ def widened(meta: dict) -> dict:
 def load_model(path: str | Path | None = None) -> tuple[Ensemble, dict]:
     """The weights at `path` (None: the default) as a torch `Ensemble`, for training and for what
     needs the module; the search predicts with `inference.load_inference_model`."""
-    import torch
+    torch = require("torch", f"loading cost model {path or DEFAULT_MODEL} as a PyTorch network (for training, "
+                             f"or to widen an older network's weights)")
 
     from .model import CostModel, Ensemble
     path = existing(path)
