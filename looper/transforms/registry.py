@@ -317,6 +317,18 @@ class Registry:
         return out
 
 
+    def start_ahead(self, lowered: Lowered, grown: bool = False) -> None:
+        """Every transformation's background work on `lowered` started now, for a search that asks
+        for its candidates later (a model search's first level, while the model loads); `abandon`
+        stops what it never asked for."""
+        for cls in self._classes.values():
+            cls.ahead(lowered, grown)
+
+    def abandon(self) -> None:
+        """Every transformation's background work that no search collected stopped (a search's end)."""
+        for cls in self._classes.values():
+            cls.abandon()
+
     @contextlib.contextmanager
     def ahead(self, level: str, schedules: list[Lowered], grown: bool = False) -> Iterator[None]:
         """The level's background work on every one of `schedules` started before any of their

@@ -44,7 +44,7 @@ from ..search.proxy import StandIn, automatic, carry, regime_apart, rounds_on_pr
 from ..search.restraint import estimated_seconds, restraint, team_start
 from ..search.verify import AnswerCheck, VerifyOptions, check_answer
 from ..target import Target
-from ..transforms.isl_schedule import IslSchedule
+from ..transforms.registry import TRANSFORMS
 from ..transforms.schedule import Schedule
 from .options import Evaluator, TuneOptions
 
@@ -125,7 +125,7 @@ class Search:
         return OnStandIn(self.stand_in.program, dependences_of(self.stand_in.program), self.stand_in_measure)
 
     def close(self) -> None:
-        IslSchedule.abandon()
+        TRANSFORMS.abandon()
         for evaluator in (self.measure, self.stand_in_measure):
             if evaluator is not None:
                 evaluator.close()
@@ -187,10 +187,11 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
             else:
                 notes.append(f"{why}: ranked by the analytic cost terms alone")
     if kind is Evaluator.MODEL:
-        # nothing is timed: isl's scheduler starts on the program's own schedule now, on another
-        # core while the model loads and the search gets ready, for the search's first level to
-        # collect (`IslSchedule.ahead`; `Search.close` stops it if the search never asks)
-        IslSchedule.ahead(original_schedule(program), grown=True)
+        # nothing is timed: slow candidate work (isl's scheduler) starts on the program's own
+        # schedule now, on another core while the model loads and the search gets ready, for the
+        # search's first level to collect (`Transform.ahead`; `Search.close` stops what the
+        # search never asks for)
+        TRANSFORMS.start_ahead(original_schedule(program), grown=True)
     measure = None
     if kind.measures:
         if store is None and options.memo:

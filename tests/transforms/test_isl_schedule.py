@@ -154,3 +154,22 @@ def test_a_scheduler_started_ahead_is_collected_and_an_unclaimed_one_stopped(mon
     finally:
         mod.abandon()
         mod.isl_variants.cache_clear()
+
+
+def test_the_registry_starts_and_stops_every_transformations_work_ahead():
+    """What `tune.prepare` and `Search.close` call: `start_ahead` reaches isl's scheduler through
+    the registry (no caller names the transformation), and `abandon` stops it."""
+    import multiprocessing
+    import looper.transforms.isl_schedule as mod
+    from looper.ir.schedule import original
+    from looper.transforms import TRANSFORMS
+    p = parse_file(kernel_path("lu"), "SMALL")
+    mod.isl_variants.cache_clear()
+    try:
+        TRANSFORMS.start_ahead(original(p), grown=True)
+        assert list(mod._STARTED) == [p]
+        TRANSFORMS.abandon()
+        assert not mod._STARTED and not multiprocessing.active_children()
+    finally:
+        mod.abandon()
+        mod.isl_variants.cache_clear()
