@@ -16,7 +16,7 @@ from looper.search.beam import beam_search
 from looper.search.scoring import Score
 from looper.search.budget import (
     FAMILIES, Candidate, Ranking, budgeted, correct, exploit, family, first_round, model_prefix, origin,
-    overtaken, ranked, regrow, structure_of, structure_places,
+    leaders, overtaken, ranked, regrow, structure_of, structure_places,
 )
 from looper.search.policy import policy_for, refining
 from looper.search.scoring import Explored
@@ -542,6 +542,29 @@ def test_a_leaders_unmeasured_families_come_first_in_the_last_round():
     correct(cands)
     out = exploit(cands, 4)
     assert out[:2] == [tiled, team] and out[2] in unrolls
+
+
+def test_the_last_round_refines_the_two_fastest_structures_not_one_twice():
+    """cholesky LARGE: the two fastest candidates were tiles of one structure (isl's Pluto
+    wavefront, 1.59x), so the second leader added no relatives; isl's outer-parallel schedule,
+    measured plain at 1.55x though predicted 0.09x, never had a tile measured.  The leaders are
+    the fastest of each of the two fastest structures."""
+    p = parse_file(kernel_path("gemm"), "MINI")
+
+    def cand(structure, fam, predicted, measured=None):
+        c = Candidate(Schedule(p), predicted, structure, fam, predicted, shape=f"{structure}/{fam}/{predicted}")
+        if measured is not None:
+            c.measured = Score(measured, Status.OK)
+        return c
+    a1, a2 = cand("A", "tile", 1.3, measured=1.59), cand("A", "parallel", 1.2, measured=1.58)
+    b = cand("B", "plain", 0.09, measured=1.55)
+    more_a = [cand("A", "tile", 1.25 - k / 100) for k in range(6)]
+    b_tile = cand("B", "tile", 0.13)
+    cands = [a1, a2, b, *more_a, b_tile]
+    correct(cands)
+    assert leaders(cands) == [a1, b] and leaders(cands, 1) == [a1]
+    out = exploit(cands, 4)
+    assert b_tile in out and any(c in more_a for c in out)
 
 
 def test_a_new_fastest_structure_found_in_the_last_round_is_followed(atax_ranked):
