@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..interrupts import raise_pending
-from ..optional import require
 from .collect import CollectConfig, DatasetWriter, collect_program
 
 
@@ -42,8 +41,6 @@ def _safe_collect(seed: int, cfg: CollectConfig):
 def run_collection(seeds: Iterable[int], cfg: CollectConfig, workers: int = 1,
                    scheduler: str | None = None,
                    on_program: Callable[[CollectStats, int], None] | None = None) -> CollectStats:
-    if scheduler:
-        require("distributed", "looper datagen --scheduler")  # before anything is written
     writer = DatasetWriter(cfg.out_dir)
     done = writer.done_seeds()
     todo = [s for s in seeds if s not in done]
