@@ -28,8 +28,9 @@ rate where measuring reaches 80%).  So, in order:
    the ranking is grown from their loop structures (`regrow`: the first ranking's beam keeps a
    few structures by their estimates and may have dropped the one measured fastest before it
    refined it).  When the last round's fastest is a new loop structure, none of whose
-   refinements ran (it ranked low and came in by breadth), up to `follow` more rounds measure
-   its relatives the same way (`overtaken`).
+   refinements ran (it ranked low and came in by breadth), or a structure measured before now
+   run a new way (on threads where it ran without), up to `follow` more rounds measure its
+   relatives the same way (`overtaken`).
 5. **Confirm**: the `confirm` fastest measured candidates and the original timed together, as
    users run programs (fresh processes, enough of them to see a slow mode), judged by their means
    with no run far slower than the original (`runtime.judge`).  The fastest that passes is the
@@ -218,7 +219,7 @@ class Budgeted:
     judgement: Judgement | None = None
     rounds: list[int] = field(default_factory=list)  # candidates measured per round
     grown: int = 0  # candidates the ranking gained from the leaders' structures (`regrow`)
-    followed: int = 0  # rounds added for a new fastest structure found by the last (`overtaken`)
+    followed: int = 0  # rounds added for a new fastest the last round found (`overtaken`)
     notes: list[str] = field(default_factory=list)  # what did not go as planned (a growth that failed)
 
 
@@ -419,21 +420,25 @@ def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, region
 def overtaken(cands: list[Candidate], batch: Sequence[Candidate], before: Sequence[Candidate]
               ) -> Candidate | None:
     """The candidate of `batch` (the round just measured) that is now the fastest, when it beats
-    the fastest before it and has neither the loop structure nor the affine
-    structure of a leader `before` (`affine_structure`): a new loop structure the round found
-    by breadth, none of whose refinements ran.  atax MEDIUM's interchanged nest ranked low
-    (0.97x) and, measured in the last round, ran 2.7x while its tiles and unrolls, 20% faster
-    again, were never measured."""
+    the fastest before it and is new: it has neither the loop structure nor the affine
+    structure of a leader `before` (`affine_structure`), or it runs its structure a new way (a
+    thread team where every relative measured before ran without one, or the reverse).  Either
+    way none of its refinements ran.  atax MEDIUM's interchanged nest ranked low (0.97x) and,
+    measured in the last round, ran 2.7x while its tiles and unrolls, 20% faster again, were
+    never measured.  cholesky LARGE's leader was isl's outer-parallel schedule plain (1.5x);
+    the last round measured it on threads (2.4x), and its tiles on threads (4.9x gcc as the
+    measuring search found them) never ran."""
     top = leaders(cands, 1)
     if not top or top[0] not in batch:
         return None
     new = top[0]
-    best_before = max((c.measured.speedup for c in cands if c.ratio is not None and c not in batch), default=0.0)
-    if new.measured.speedup < best_before:
+    earlier = [c for c in cands if c.ratio is not None and c not in batch]
+    if new.measured.speedup < max((c.measured.speedup for c in earlier), default=0.0):
         return None
-    if any(new.structure == b.structure or new.root.steps == b.root.steps for b in before):
-        return None
-    return new
+    if not any(new.structure == b.structure or new.root.steps == b.root.steps for b in before):
+        return new
+    ran = {(c.structure, c.threaded) for c in (*earlier, *before)}
+    return None if (new.structure, new.threaded) in ran else new
 
 
 # How strongly the fit pulls each loop structure's and family's effect toward none: the weight of

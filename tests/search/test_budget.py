@@ -596,7 +596,8 @@ def test_a_new_fastest_structure_found_in_the_last_round_is_followed(atax_ranked
         return beam_search(p, d, Ranking(p, TARGET), refining(policy), start=s)
     ev = Interchanged(start, 0, 0, 0)
     best, _, report = budgeted(p, small, ev, rounds=2, per_round=2, confirm=2, grow=grow, follow=2)
-    assert report.rounds == [2, 2, 2] and report.followed == 1 and report.grown > 0
+    # the first follow-up's fastest ran the interchange on threads, its plain form without: one more
+    assert report.rounds == [2, 2, 2, 2] and report.followed == 2 and report.grown > 0
     assert best.best.steps[:2] == start.steps and best.best_score.speedup == pytest.approx(3.3)
     assert ev.evaluated[3] == start and all(s.steps[:2] == start.steps for s in ev.evaluated[4:])
     best, _, report = budgeted(p, small, Interchanged(start, 0, 0, 0), rounds=2, per_round=2, confirm=2,
@@ -621,6 +622,31 @@ def test_overtaken_ignores_a_leaders_relatives_and_earlier_rounds():
     slower = cand(start, 1.5)
     assert overtaken([old, slower], [slower], [old]) is None  # it did not beat what was there
     assert overtaken([old, new], [new], [new]) is None  # a leader's own structure is not new
+
+
+def test_a_leaders_structure_run_a_new_way_is_followed(atax_ranked):
+    """cholesky LARGE: the leader was isl's outer-parallel schedule plain (1.5x); the last round
+    ran it on threads (2.4x), the fastest, and its tiles on threads never ran, since its
+    structure was a leader's.  Run a new way (a thread team where its measured relatives had
+    none), it is followed; run as before, it is not."""
+    p, d, policy, result = atax_ranked
+    pool = [e.schedule for e in result.evaluated if e.schedule.steps]
+
+    def relatives(s, threads):
+        return [o for o in pool if structure_of(o) == structure_of(s) and bool(o.lowered.parallel) == threads]
+    seq = next(s for s in pool if not s.lowered.parallel and relatives(s, True) and len(relatives(s, False)) > 1)
+    team = relatives(seq, True)[0]
+    again = next(s for s in relatives(seq, False) if s != seq)
+
+    def cand(s, measured):
+        c = Candidate(s, 1.0, structure_of(s), family(s), 1.0, shape=s.describe())
+        c.measured = Score(measured, Status.OK)
+        return c
+    lead, threaded, plain_again = cand(seq, 1.5), cand(team, 2.4), cand(again, 2.4)
+    assert overtaken([lead, threaded], [threaded], [lead]) is threaded
+    assert overtaken([lead, plain_again], [plain_again], [lead]) is None  # as the leader ran
+    ran = cand(team, 1.6)  # a relative on threads measured in an earlier round
+    assert overtaken([lead, ran, threaded], [threaded], [lead]) is None
 
 
 def test_a_sequential_leaders_sequential_families_come_first(gemm_ranked):
