@@ -86,7 +86,8 @@ def search_options(fn):
         click.option("--evaluator", "-e", type=click.Choice(["hybrid", "model", "measure"]), default=None,
                      help="How candidates are scored.  hybrid (the default where the compiler is installed): "
                           "the cost model and analytic cost terms rank the whole search space, three rounds of 8 "
-                          "candidates (two more while a round finds a new fastest loop structure) are measured as "
+                          "candidates (two more while a round finds a new fastest loop structure, or one run on threads "
+                          "anew) are measured as "
                           "users run programs, the best confirmed.  model: the cost "
                           "model alone, nothing compiled during the search (tune for another machine with "
                           "--target).  measure: every candidate built and timed (minutes a kernel: a ceiling)."),

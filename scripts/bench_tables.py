@@ -84,12 +84,16 @@ def tables(data: dict, ceiling: str = CEILING) -> str:
     secs = {key: [r["systems"][key].get("search_seconds") for r in rows if r["systems"].get(key)]
             for key in ("looper", ceiling)}
     d, m = [s for s in secs["looper"] if s], [s for s in secs[ceiling] if s]
+    # a ceiling replayed from records (`--variant NAME:records=FILE`) did not search: its seconds
+    # are the replay's checks
+    replayed = "records" in data.get("meta", {}).get("variants", {}).get(ceiling, {})
+    what = "ceiling's replay and checks" if replayed else "ceiling"
     if d:
         lines.append(f"Search seconds per kernel: default median {statistics.median(d):.1f}, total {sum(d):.0f}"
-                     + (f"; ceiling median {statistics.median(m):.1f}, total {sum(m):.0f}" if m else "") + ".")
+                     + (f"; {what} median {statistics.median(m):.1f}, total {sum(m):.0f}" if m else "") + ".")
     lines += split_seconds(rows)
     lines += ["", "| kernel | gcc (ms) | harness | looper | Pluto | Polly | ceiling | looper GFLOP/s | looper search (s) "
-                  "| ceiling search (s) | looper's answer |",
+                  f"| {'ceiling replay' if replayed else 'ceiling search'} (s) | looper's answer |",
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
         k, s = r["kernel"], r["systems"]

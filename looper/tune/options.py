@@ -64,7 +64,8 @@ class HybridOptions:
     (the first chosen to cover loop structures and refinement families, the second after a fit of
     the estimates to what the first measured, the last among the relatives of the fastest), then
     the `confirm` best judged against the original as users run them.  `follow`: rounds added,
-    each only while the round before found a new fastest loop structure, for its refinements."""
+    each only while the round before found a new fastest loop structure (or one run anew on
+    threads), for its refinements."""
 
     rounds: int = 3
     per_round: int = 8
