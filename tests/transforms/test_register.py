@@ -90,7 +90,9 @@ def test_promotion_is_refused_when_a_read_must_see_a_register():
     assert why and "registers" in why
 
 
-@pytest.mark.parametrize("kernel", ["gemm", "2mm", "3mm"])
+# 2mm and 3mm (products in chains, 51 s and 132 s on 2 cores) run with -m slow; gemm by default
+@pytest.mark.parametrize("kernel", ["gemm", pytest.param("2mm", marks=pytest.mark.slow),
+                                    pytest.param("3mm", marks=pytest.mark.slow)])
 def test_register_tiles_compute_what_the_original_does(kernel, tmp_path):
     p = parse_file(kernel_path(kernel), "SMALL")
     d = compute_dependences(p)
