@@ -103,6 +103,14 @@ def every_region_rewritten(answer) -> str:
                           [f"looper: {k.sequence}" for k in answer.kernels])
 
 
+def model_answer_rewritten(src, defines=()) -> str:
+    """The model's answer for a C file (`defines` as the preprocessor takes them, without -D),
+    every region rewritten: the tuned code whatever the search answered."""
+    import looper
+    return every_region_rewritten(looper.optimize(src, defines=list(defines), evaluator="model",
+                                                  speed_guard=False))
+
+
 C_CFLAGS = ["-O2", "-fopenmp", "-ffp-contract=off"]  # exact arithmetic: outputs compare byte for byte
 
 

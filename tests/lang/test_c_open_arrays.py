@@ -13,12 +13,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-import looper
-
 from looper.cli import main
 from looper.lang.c.cfile import parse_c_file
 
-from helpers import TUNED_MARK, every_region_rewritten, mark_tuned_code
+from helpers import TUNED_MARK, mark_tuned_code, model_answer_rewritten
 
 CFLAGS = ["-O2", "-fopenmp", "-ffp-contract=off"]
 
@@ -57,7 +55,7 @@ def _rewritten(src: Path, tmp_path: Path) -> Path:
     machine whose thread team is slow to start may well keep it), so the overlap test is there."""
     _optimize(src, [])
     out = tmp_path / "rewritten.c"
-    out.write_text(every_region_rewritten(looper.optimize(src, evaluator="model", speed_guard=False)))
+    out.write_text(model_answer_rewritten(src))
     return out
 
 

@@ -21,11 +21,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import looper
 from looper.cli import main
 
 from conftest import ROOT
-from helpers import TUNED_MARK, every_region_rewritten, mark_tuned_code
+from helpers import TUNED_MARK, mark_tuned_code, model_answer_rewritten
 
 PROGRAMS = ROOT / "benchmarks" / "programs" / "c"
 CFLAGS = ["-O2", "-fopenmp", "-ffp-contract=off"]
@@ -59,7 +58,6 @@ CASES = {
         (["-DNI=6", "-DNJ=5", "-DNK=7", "-DNL=7"], TUNED),
     ],
 }
-MODEL_ONLY = ["--evaluator", "model", "--no-speed-guard"]
 PARAMS = [(name, k) for name, cases in CASES.items() for k in range(len(cases))]
 
 
@@ -75,23 +73,16 @@ def _run(exe: Path, args: str) -> tuple[str, str]:
     return r.stdout, r.stderr
 
 
-def _every_region_rewritten(src: Path, defines: list[str]) -> str:
-    """The model's answer for `src` (as `looper optimize` finds it) with every region rewritten."""
-    answer = looper.optimize(src, defines=[d.removeprefix("-D") for d in defines], evaluator="model",
-                             speed_guard=False)
-    return every_region_rewritten(answer)
-
-
 @pytest.mark.parametrize("name,case", PARAMS, ids=[f"{n}-{k}" for n, k in PARAMS])
 def test_program_in_place(tmp_path, name, case):
     defines, runs = CASES[name][case]
     src = tmp_path / f"{name}.c"
     shutil.copy(PROGRAMS / f"{name}.c", src)
-    res = CliRunner().invoke(main, ["optimize", str(src), "-q", *MODEL_ONLY, *defines])
+    res = CliRunner().invoke(main, ["optimize", str(src), "-q", "--no-speed-guard", *defines])
     assert res.exit_code == 0, res.output
     out = tmp_path / f"{name}.looper.c"
     marked = tmp_path / "marked.c"
-    marked.write_text(mark_tuned_code(_every_region_rewritten(src, defines)))
+    marked.write_text(mark_tuned_code(model_answer_rewritten(src, [d.removeprefix("-D") for d in defines])))
     original = _build(src, defines, tmp_path / "original")
     rewritten = _build(out, defines, tmp_path / "rewritten")
     with_mark = _build(marked, defines, tmp_path / "marked")
@@ -113,10 +104,10 @@ def test_program_in_place_at_default_sizes(tmp_path, name):
     """At the sizes the programs are timed at (their macros' defaults)."""
     src = tmp_path / f"{name}.c"
     shutil.copy(PROGRAMS / f"{name}.c", src)
-    res = CliRunner().invoke(main, ["optimize", str(src), "-q", *MODEL_ONLY])
+    res = CliRunner().invoke(main, ["optimize", str(src), "-q", "--no-speed-guard"])
     assert res.exit_code == 0, res.output
     marked = tmp_path / "marked.c"
-    marked.write_text(mark_tuned_code(_every_region_rewritten(src, [])))
+    marked.write_text(mark_tuned_code(model_answer_rewritten(src)))
     original, with_mark = _build(src, [], tmp_path / "original"), _build(marked, [], tmp_path / "marked")
     for args in ["print"] + DEFAULT_RUNS[name]:
         got, err = _run(with_mark, args)
