@@ -30,7 +30,11 @@ rate where measuring reaches 80%).  So, in order:
    refined it).  When the last round's fastest is a new loop structure, none of whose
    refinements ran (it ranked low and came in by breadth), or a structure measured before now
    run a new way (on threads where it ran without), up to `follow` more rounds measure its
-   relatives the same way (`overtaken`).
+   relatives the same way (`overtaken`).  From the last round on, the fastest's neighbours (its
+   steps with one tile's sizes or one unroll factor changed, `search.neighbours`) come first in
+   each round, up to half of it: the beam keeps a few of a structure's tile sizes by estimates
+   that hardly tell them apart.  A round whose fastest is a clear gain on everything before it
+   and was never varied earns one more of those rounds (`climbed`), a local climb from it.
 5. **Confirm**: the `confirm` fastest measured candidates and the original timed together, as
    users run programs (fresh processes, enough of them to see a slow mode), judged by their means
    with no run far slower than the original (`runtime.judge`).  The fastest that passes is the
@@ -219,7 +223,8 @@ class Budgeted:
     judgement: Judgement | None = None
     rounds: list[int] = field(default_factory=list)  # candidates measured per round
     grown: int = 0  # candidates the ranking gained from the leaders' structures (`regrow`)
-    followed: int = 0  # rounds added for a new fastest the last round found (`overtaken`)
+    followed: int = 0  # rounds added for a new fastest the last round found (`overtaken`, `climbed`)
+    varied: int = 0  # candidates the ranking gained as neighbours of the fastest (`vary_leader`)
     notes: list[str] = field(default_factory=list)  # what did not go as planned (a growth that failed)
 
 
@@ -342,7 +347,7 @@ def kin_of(leader: Candidate) -> Callable[[Candidate], bool]:
     return lambda c: c.structure == leader.structure or descends(c, root)
 
 
-def exploit(cands: list[Candidate], n: int, lead: int = 2) -> list[Candidate]:
+def exploit(cands: list[Candidate], n: int, lead: int = 2, first: Sequence[Candidate] = ()) -> list[Candidate]:
     """The last round: the unmeasured relatives of the `lead` fastest measured candidates (their
     loop structure, or what goes on from it (`regrow`): other tiles, unroll factors, vector loops,
     register tile shapes, time tiles), best corrected first, then the corrected ranking's best.
@@ -353,19 +358,24 @@ def exploit(cands: list[Candidate], n: int, lead: int = 2) -> list[Candidate]:
     wavefront (5.8x plain) had its unroll factors measured before any of its time tiles.  A
     family with a thread team and without counts as two, those that run as the leader does
     first: gemver LARGE's fastest sequential nest (3.9x) had only parallel tiles measured, which
-    lost in the confirmation, and none of its sequential ones."""
+    lost in the confirmation, and none of its sequential ones.
+
+    `first`: candidates that come before all of those, up to half the round, best corrected
+    first: the fastest's neighbours (`vary_leader`), which the ranking may never have held."""
     best = leaders(cands, lead)
     kin = [kin_of(b) for b in best]
     near = sorted((c for c in cands if c.measured is None and any(k(c) for k in kin)),
                   key=lambda c: -c.corrected)
-    out: list[Candidate] = []
+    out: list[Candidate] = sorted((c for c in first if c.measured is None), key=lambda c: -c.corrected)
+    out = out[:max(1, n // 2)] if n > 0 else []
+    half = len(out) + max(1, n // 2)
     # each leader's families not measured yet, with threads and without apart, those as the
     # leader runs first, the fastest leader's first: half the round
     for as_leader in (True, False):
         for b, k in zip(best, kin):
             kinds = {(c.family, c.threaded) for c in cands if (c.measured is not None or c in out) and k(c)}
             for c in near:
-                if (len(out) < max(1, n // 2) and c not in out and k(c) and (c.threaded == b.threaded) == as_leader
+                if (len(out) < min(n, half) and c not in out and k(c) and (c.threaded == b.threaded) == as_leader
                         and (c.family, c.threaded) not in kinds):
                     out.append(c)
                     kinds.add((c.family, c.threaded))
@@ -415,6 +425,54 @@ def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, region
                 seen |= {new.schedule.identity, text}
                 out.append(new)
     return out
+
+
+# A schedule's neighbours with their estimates (`search.neighbours`, scored like the ranking).
+Vary = Callable[[Schedule], list[tuple[Schedule, float]]]
+
+
+def vary_leader(cands: list[Candidate], vary: Vary, regions: bool, varied: dict[tuple, list[Candidate]]
+                ) -> list[Candidate]:
+    """The fastest measured candidate's neighbours as candidates: those the ranking held, and the
+    others added to `cands` with their estimates.  `varied` keeps each leader's, so a leader is
+    varied once."""
+    top = leaders(cands, 1)
+    if not top:
+        return []
+    lead = top[0].schedule
+    if lead.identity in varied:
+        return varied[lead.identity]
+    held = {c.schedule.identity: c for c in cands} | {c.schedule.describe(): c for c in cands}
+    out: list[Candidate] = []
+    for s, predicted in vary(lead):
+        s = with_region(s) if regions else s
+        c = held.get(s.identity) or held.get(s.describe())
+        if c is None:
+            c = Candidate(s, predicted, structure_of(s), family(s), predicted, shape=shape(s))
+            cands.append(c)
+            held[s.identity] = c
+        if c not in out:
+            out.append(c)
+    varied[lead.identity] = out
+    return out
+
+
+# How much faster than every earlier measurement a neighbour must run for the search to climb on
+# from it: a round's timings of one structure's variants differ by a few percent run to run
+# (floyd-warshall MEDIUM's tile at 64 with and without an unroll: 4.41x and 4.40x).
+CLIMB_GAIN = 0.05
+
+
+def climbed(cands: list[Candidate], batch: Sequence[Candidate], varied: dict[tuple, list[Candidate]],
+            gain: float = CLIMB_GAIN) -> bool:
+    """Whether the round just measured (`batch`) found a new fastest, by more than `gain`, whose
+    neighbours were never varied: one more round climbs from it (a leader's unroll that wins
+    has tile sizes of its own not measured yet)."""
+    top = leaders(cands, 1)
+    if not top or top[0] not in batch or top[0].schedule.identity in varied:
+        return False
+    earlier = [c.measured.speedup for c in cands if c.ratio is not None and c not in batch]
+    return top[0].measured.speedup > (1 + gain) * max(earlier, default=0.0)
 
 
 def overtaken(cands: list[Candidate], batch: Sequence[Candidate], before: Sequence[Candidate]
@@ -618,19 +676,23 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
 
 def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluator, rounds: int = 2,
              per_round: int = 8, confirm: int = 3, regions: bool = True, first_region: float = 0.0,
-             grow: Grow | None = None, follow: int = 0, stand_in: OnStandIn | None = None
-             ) -> tuple[SearchResult, list[Verified], Budgeted]:
+             grow: Grow | None = None, follow: int = 0, stand_in: OnStandIn | None = None,
+             vary: Vary | None = None) -> tuple[SearchResult, list[Verified], Budgeted]:
     """The ranking search's `result` measured on a budget (steps 2-5 of the module docstring).
     `first_region`: the target's mean cost of a fresh process's first parallel region
     (`Limits.fork_seconds`; 0 on one thread), charged to candidates that start a team.  `grow`:
     ranks a loop structure's refinements, for the last round (`regrow`; None: not grown).
     `follow`: rounds added after the last, each only while the round before found a new fastest
     loop structure (`overtaken`), to measure its refinements (grown from it first).
-    `stand_in`: where the rounds run (`OnStandIn`; the confirmation runs the program itself)."""
+    `stand_in`: where the rounds run (`OnStandIn`; the confirmation runs the program itself).
+    `vary`: the neighbours of a schedule with their estimates; the last round and each round after
+    it measure the fastest's first (`vary_leader`), and a round whose new fastest is one of them
+    earns a follow-up round from it (`climbed`; None: no neighbours)."""
     began = time.perf_counter()
     cands = ranked(result, regions)
     report = Budgeted(cands)
     batch = first_round(cands, per_round)
+    varied: dict[tuple, list[Candidate]] = {}
     while batch:
         before = leaders(cands)
         measure_round(program, batch, evaluator, first_region, stand_in)
@@ -641,20 +703,29 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
         if done == rounds - 1 and rounds > 2:
             lead = leaders(cands)
         elif done >= rounds:
-            new = overtaken(cands, batch, before) if done < rounds + follow else None
-            if new is None:
+            more = done < rounds + follow
+            new = overtaken(cands, batch, before) if more else None
+            if new is None and not (more and vary is not None and climbed(cands, batch, varied)):
                 break
-            lead = [new]
+            lead = [new] if new is not None else []
             report.followed += 1
-        elif done < rounds:
+        else:
             batch = next_round(cands, per_round)
-            continue
+            if batch:
+                continue
+            lead = leaders(cands)  # the ranking ran dry before the last round: on to the leaders' relatives
         if grow is not None:
             grown = regrow(cands, lead, grow, regions, report.notes)
             cands.extend(grown)
             report.grown += len(grown)
             correct(cands)
-        batch = exploit(cands, per_round)
+        near: list[Candidate] = []
+        if vary is not None:
+            count = len(cands)
+            near = vary_leader(cands, vary, regions, varied)
+            report.varied += len(cands) - count
+            correct(cands)
+        batch = exploit(cands, per_round, first=near)
     finalists = distinct_best([c for c in cands if c.ratio is not None], confirm)
     best_s, best_sc = confirm_finalists(program, finalists, evaluator, first_region, report)
     verified = [Verified(c.schedule, c.predicted, c.measured) for c in cands if c.measured is not None]

@@ -39,6 +39,7 @@ from ..search.confirm import confirm
 from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
 from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
+from ..search.neighbours import neighbours
 from ..search.policy import SearchPolicy, policy_for, refining
 from ..search.proxy import StandIn, automatic, carry, regime_apart, rounds_on_program, stand_in
 from ..search.restraint import estimated_seconds, restraint, team_start
@@ -91,11 +92,16 @@ class Search:
                 def grow(structure: Schedule) -> SearchResult:
                     return beam_search(self.program, deps, self.evaluator, refine, start=structure)
 
+                def vary(s: Schedule) -> list[tuple[Schedule, float]]:
+                    found = neighbours(s, deps, self.policy.target)
+                    scores = self.evaluator.evaluate(self.program, found) if found else []
+                    return [(n, sc.speedup) for n, sc in zip(found, scores) if sc.ok]
+
                 on = self._rounds_on(result)
                 result, self.verified, self.budget = budgeted(self.program, result, self.measure, h.rounds,
                                                               h.per_round, h.confirm, regions=self.policy.regions,
                                                               first_region=self.first_region, grow=grow,
-                                                              follow=h.follow, stand_in=on)
+                                                              follow=h.follow, stand_in=on, vary=vary)
                 self.notes.extend(self.budget.notes)
             user = self.measure.user if self.measure is not None else None
             if user is not None and user.skipped is not None:
@@ -147,6 +153,7 @@ class Answer:
     seconds: float = 0.0  # the whole run: search, confirmation, verification
     measured: int = 0  # candidates the search compiled and ran (memo answers not counted)
     original_seconds: float | None = None  # the original's kernel time, when the search measured it
+    budget: Budgeted | None = None  # hybrid: every ranked candidate, what the rounds measured
 
     @property
     def check_seconds(self) -> float:
@@ -300,4 +307,5 @@ def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
     env = options.omp_env if search.measure is not None else None
     measured = sum(e.measured for e in (search.measure, search.stand_in_measure) if e is not None)
     return Answer(program, result, search.kind, target, list(search.verified), list(search.notes), env, lines, check,
-                  time.perf_counter() - t0, measured, search.measure.baseline if search.measure else None)
+                  time.perf_counter() - t0, measured, search.measure.baseline if search.measure else None,
+                  search.budget)
