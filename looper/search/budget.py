@@ -30,11 +30,11 @@ rate where measuring reaches 80%).  So, in order:
    refined it).  When the last round's fastest is a new loop structure, none of whose
    refinements ran (it ranked low and came in by breadth), or a structure measured before now
    run a new way (on threads where it ran without), up to `follow` more rounds measure its
-   relatives the same way (`overtaken`).  From the last round on, the fastest's neighbours (its
-   steps with one tile's sizes or one unroll factor changed, `search.neighbours`) come first in
-   each round, up to half of it: the beam keeps a few of a structure's tile sizes by estimates
-   that hardly tell them apart.  A round whose fastest is a clear gain on everything before it
-   and was never varied earns one more of those rounds (`climbed`), a local climb from it.
+   relatives the same way (`overtaken`).  When none does, a round measures the fastest's
+   neighbours (its steps with one tile's sizes or one unroll factor changed, `search.neighbours`:
+   the beam keeps a few of a structure's tile sizes by estimates that hardly tell them apart),
+   and a neighbour that runs clearly faster than all before it earns one more such round, a
+   local climb from it (`neighbour_round`), within the same `follow` rounds.
 5. **Confirm**: the `confirm` fastest measured candidates and the original timed together, as
    users run programs (fresh processes, enough of them to see a slow mode), judged by their means
    with no run far slower than the original (`runtime.judge`).  The fastest that passes is the
@@ -223,8 +223,8 @@ class Budgeted:
     judgement: Judgement | None = None
     rounds: list[int] = field(default_factory=list)  # candidates measured per round
     grown: int = 0  # candidates the ranking gained from the leaders' structures (`regrow`)
-    followed: int = 0  # rounds added for a new fastest the last round found (`overtaken`, `climbed`)
-    varied: int = 0  # candidates the ranking gained as neighbours of the fastest (`vary_leader`)
+    followed: int = 0  # rounds added after the last: a new fastest's relatives (`overtaken`), neighbours
+    varied: int = 0  # candidates the ranking gained as neighbours of the fastest (`neighbour_round`)
     notes: list[str] = field(default_factory=list)  # what did not go as planned (a growth that failed)
 
 
@@ -347,7 +347,7 @@ def kin_of(leader: Candidate) -> Callable[[Candidate], bool]:
     return lambda c: c.structure == leader.structure or descends(c, root)
 
 
-def exploit(cands: list[Candidate], n: int, lead: int = 2, first: Sequence[Candidate] = ()) -> list[Candidate]:
+def exploit(cands: list[Candidate], n: int, lead: int = 2) -> list[Candidate]:
     """The last round: the unmeasured relatives of the `lead` fastest measured candidates (their
     loop structure, or what goes on from it (`regrow`): other tiles, unroll factors, vector loops,
     register tile shapes, time tiles), best corrected first, then the corrected ranking's best.
@@ -358,24 +358,19 @@ def exploit(cands: list[Candidate], n: int, lead: int = 2, first: Sequence[Candi
     wavefront (5.8x plain) had its unroll factors measured before any of its time tiles.  A
     family with a thread team and without counts as two, those that run as the leader does
     first: gemver LARGE's fastest sequential nest (3.9x) had only parallel tiles measured, which
-    lost in the confirmation, and none of its sequential ones.
-
-    `first`: candidates that come before all of those, up to half the round, best corrected
-    first: the fastest's neighbours (`vary_leader`), which the ranking may never have held."""
+    lost in the confirmation, and none of its sequential ones."""
     best = leaders(cands, lead)
     kin = [kin_of(b) for b in best]
     near = sorted((c for c in cands if c.measured is None and any(k(c) for k in kin)),
                   key=lambda c: -c.corrected)
-    out: list[Candidate] = sorted((c for c in first if c.measured is None), key=lambda c: -c.corrected)
-    out = out[:max(1, n // 2)] if n > 0 else []
-    half = len(out) + max(1, n // 2)
+    out: list[Candidate] = []
     # each leader's families not measured yet, with threads and without apart, those as the
     # leader runs first, the fastest leader's first: half the round
     for as_leader in (True, False):
         for b, k in zip(best, kin):
             kinds = {(c.family, c.threaded) for c in cands if (c.measured is not None or c in out) and k(c)}
             for c in near:
-                if (len(out) < min(n, half) and c not in out and k(c) and (c.threaded == b.threaded) == as_leader
+                if (len(out) < max(1, n // 2) and c not in out and k(c) and (c.threaded == b.threaded) == as_leader
                         and (c.family, c.threaded) not in kinds):
                     out.append(c)
                     kinds.add((c.family, c.threaded))
@@ -427,23 +422,35 @@ def regrow(cands: list[Candidate], lead: Sequence[Candidate], grow: Grow, region
     return out
 
 
+# How much faster than every earlier measurement a neighbour must run for the search to climb on
+# from it: a round's timings of one structure's variants differ by a few percent run to run
+# (floyd-warshall MEDIUM's tile at 64 with and without an unroll: 4.41x and 4.40x).
+CLIMB_GAIN = 0.05
+
+
 # A schedule's neighbours with their estimates (`search.neighbours`, scored like the ranking).
 Vary = Callable[[Schedule], list[tuple[Schedule, float]]]
 
 
-def vary_leader(cands: list[Candidate], vary: Vary, regions: bool, varied: dict[tuple, list[Candidate]]
-                ) -> list[Candidate]:
-    """The fastest measured candidate's neighbours as candidates: those the ranking held, and the
-    others added to `cands` with their estimates.  `varied` keeps each leader's, so a leader is
-    varied once."""
+def neighbour_round(cands: list[Candidate], batch: Sequence[Candidate], vary: Vary, regions: bool,
+                    varied: set[tuple], n: int, gain: float = CLIMB_GAIN) -> list[Candidate]:
+    """A round of the fastest measured candidate's neighbours not measured yet (at most `n`, best
+    corrected first), those the ranking never held added to `cands` with their estimates; empty
+    when the fastest was varied before (`varied`, kept here) or has no such neighbour.  The
+    first varies the fastest after the planned rounds; a later one only a neighbour that ran
+    faster than everything before it by more than `gain` (`climbed`): a climb, as TVM's
+    evolutionary search mutates its measured best.  The planned rounds keep their places for
+    loop structures and families: floyd-warshall MEDIUM's tiles of its own loops, measured in
+    the last round as the second leader's relatives, ran 4.3x; with four of that round's places
+    given to the first leader's neighbours, they never ran, and the answer was isl's schedule
+    tiled (2.3x)."""
     top = leaders(cands, 1)
-    if not top:
+    if not top or top[0].schedule.identity in varied or (varied and not climbed(cands, batch, gain)):
         return []
     lead = top[0].schedule
-    if lead.identity in varied:
-        return varied[lead.identity]
+    varied.add(lead.identity)
     held = {c.schedule.identity: c for c in cands} | {c.schedule.describe(): c for c in cands}
-    out: list[Candidate] = []
+    near: list[Candidate] = []
     for s, predicted in vary(lead):
         s = with_region(s) if regions else s
         c = held.get(s.identity) or held.get(s.describe())
@@ -451,25 +458,17 @@ def vary_leader(cands: list[Candidate], vary: Vary, regions: bool, varied: dict[
             c = Candidate(s, predicted, structure_of(s), family(s), predicted, shape=shape(s))
             cands.append(c)
             held[s.identity] = c
-        if c not in out:
-            out.append(c)
-    varied[lead.identity] = out
-    return out
+        if c.measured is None and c not in near:
+            near.append(c)
+    correct(cands)
+    return sorted(near, key=lambda c: -c.corrected)[:n]
 
 
-# How much faster than every earlier measurement a neighbour must run for the search to climb on
-# from it: a round's timings of one structure's variants differ by a few percent run to run
-# (floyd-warshall MEDIUM's tile at 64 with and without an unroll: 4.41x and 4.40x).
-CLIMB_GAIN = 0.05
-
-
-def climbed(cands: list[Candidate], batch: Sequence[Candidate], varied: dict[tuple, list[Candidate]],
-            gain: float = CLIMB_GAIN) -> bool:
-    """Whether the round just measured (`batch`) found a new fastest, by more than `gain`, whose
-    neighbours were never varied: one more round climbs from it (a leader's unroll that wins
-    has tile sizes of its own not measured yet)."""
+def climbed(cands: list[Candidate], batch: Sequence[Candidate], gain: float = CLIMB_GAIN) -> bool:
+    """Whether the round just measured (`batch`) found a new fastest, faster than every earlier
+    measurement by more than `gain`."""
     top = leaders(cands, 1)
-    if not top or top[0] not in batch or top[0].schedule.identity in varied:
+    if not top or top[0] not in batch:
         return False
     earlier = [c.measured.speedup for c in cands if c.ratio is not None and c not in batch]
     return top[0].measured.speedup > (1 + gain) * max(earlier, default=0.0)
@@ -683,16 +682,17 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
     (`Limits.fork_seconds`; 0 on one thread), charged to candidates that start a team.  `grow`:
     ranks a loop structure's refinements, for the last round (`regrow`; None: not grown).
     `follow`: rounds added after the last, each only while the round before found a new fastest
-    loop structure (`overtaken`), to measure its refinements (grown from it first).
+    loop structure (`overtaken`), to measure its refinements (grown from it first), or for the
+    fastest's neighbours (`vary`).
     `stand_in`: where the rounds run (`OnStandIn`; the confirmation runs the program itself).
-    `vary`: the neighbours of a schedule with their estimates; the last round and each round after
-    it measure the fastest's first (`vary_leader`), and a round whose new fastest is one of them
-    earns a follow-up round from it (`climbed`; None: no neighbours)."""
+    `vary`: the neighbours of a schedule with their estimates; when no new structure earns a
+    follow-up round, one measures the fastest's neighbours, and another climbs on from one that
+    ran clearly faster (`neighbour_round`, within `follow`; None: no neighbours)."""
     began = time.perf_counter()
     cands = ranked(result, regions)
     report = Budgeted(cands)
     batch = first_round(cands, per_round)
-    varied: dict[tuple, list[Candidate]] = {}
+    varied: set[tuple] = set()
     while batch:
         before = leaders(cands)
         measure_round(program, batch, evaluator, first_region, stand_in)
@@ -705,27 +705,23 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
         elif done >= rounds:
             more = done < rounds + follow
             new = overtaken(cands, batch, before) if more else None
-            if new is None and not (more and vary is not None and climbed(cands, batch, varied)):
-                break
-            lead = [new] if new is not None else []
+            if new is None:
+                count = len(cands)
+                batch = neighbour_round(cands, batch, vary, regions, varied, per_round) if more and vary else []
+                report.varied += len(cands) - count
+                report.followed += bool(batch)
+                continue
+            lead = [new]
             report.followed += 1
         else:
             batch = next_round(cands, per_round)
-            if batch:
-                continue
-            lead = leaders(cands)  # the ranking ran dry before the last round: on to the leaders' relatives
+            continue
         if grow is not None:
             grown = regrow(cands, lead, grow, regions, report.notes)
             cands.extend(grown)
             report.grown += len(grown)
             correct(cands)
-        near: list[Candidate] = []
-        if vary is not None:
-            count = len(cands)
-            near = vary_leader(cands, vary, regions, varied)
-            report.varied += len(cands) - count
-            correct(cands)
-        batch = exploit(cands, per_round, first=near)
+        batch = exploit(cands, per_round)
     finalists = distinct_best([c for c in cands if c.ratio is not None], confirm)
     best_s, best_sc = confirm_finalists(program, finalists, evaluator, first_region, report)
     verified = [Verified(c.schedule, c.predicted, c.measured) for c in cands if c.measured is not None]

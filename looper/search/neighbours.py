@@ -19,6 +19,7 @@ from ..poly.deps import Dependences
 from ..poly.legality import check_schedule
 from ..transforms.registry import CandidateContext
 from ..transforms.schedule import Schedule
+from ..transforms.sink_tiling import SIZES as SINK_SIZES, SinkTile
 from ..transforms.tiling import TILE_SIZES, Tile
 from ..transforms.unroll import UNROLL_FACTORS, Unroll
 
@@ -44,6 +45,12 @@ def tile_variants(t: Tile) -> list[Tile]:
     return out
 
 
+def sink_variants(t: SinkTile) -> list[SinkTile]:
+    """`t` at the other sizes of its generator (multiples of every vector width: its point loop
+    is the vector loop)."""
+    return [replace(t, size=n) for n in SINK_SIZES if n != t.size]
+
+
 def unroll_variants(u: Unroll) -> list[Unroll | None]:
     """`u` at the other factors of `UNROLL_FACTORS`, and dropped (None)."""
     return [replace(u, factor=f) for f in UNROLL_FACTORS if f != u.factor] + [None]
@@ -62,10 +69,10 @@ def added_unrolls(s: Schedule, deps: Dependences, target: "Target") -> list[tupl
 
 
 def neighbours(s: Schedule, deps: Dependences, target: "Target") -> list[Schedule]:
-    """`s` with one refinement changed: one tile step at another size (`tile_variants`), one
-    unroll at another factor or dropped (`unroll_variants`), or an unroll added where it has
-    none (`added_unrolls`).  Unroll changes come first (they keep the tiles' data reuse and cost
-    the least to get wrong).  Only legal schedules, each once."""
+    """`s` with one refinement changed: one tile step at another size (`tile_variants`,
+    `sink_variants`), one unroll at another factor or dropped (`unroll_variants`), or an unroll
+    added where it has none (`added_unrolls`).  Unroll changes come first: they keep the tiles'
+    data reuse and cost the least to get wrong.  Only legal schedules, each once."""
     steps = s.steps
     out: list[Schedule] = []
     seen = {s.identity}
@@ -89,7 +96,7 @@ def neighbours(s: Schedule, deps: Dependences, target: "Target") -> list[Schedul
     for at, u in added_unrolls(s, deps, target):
         add(steps[:at] + (u,) + steps[at:])
     for i, t in enumerate(steps):
-        if type(t) is Tile:
-            for v in tile_variants(t):
-                add(steps[:i] + (v,) + steps[i + 1:])
+        variants = tile_variants(t) if type(t) is Tile else sink_variants(t) if type(t) is SinkTile else []
+        for v in variants:
+            add(steps[:i] + (v,) + steps[i + 1:])
     return out
