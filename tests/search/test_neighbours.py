@@ -165,3 +165,26 @@ def test_a_climb_needs_a_clear_gain(floyd):
     assert not climbed(cands, [b])
     b.measured = Score(4.80, Status.OK)
     assert climbed(cands, [b]) and not climbed(cands, [a])
+
+
+def test_the_default_search_hands_the_budget_scored_legal_neighbours(monkeypatch):
+    """`looper.optimize` with the hybrid gives the budget a `vary` that returns the neighbours of
+    a schedule (legal, scored by the ranking), so neighbour rounds run in the product."""
+    import looper
+    import looper.tune.pipeline as pipeline
+    from looper.tune import HybridOptions
+    seen = {}
+    real = pipeline.budgeted
+
+    def spy(program, result, evaluator, *args, **kwargs):
+        seen["program"], seen["vary"] = program, kwargs.get("vary")
+        return real(program, result, evaluator, *args, **kwargs)
+    monkeypatch.setattr(pipeline, "budgeted", spy)
+    looper.optimize(kernel_path("floyd-warshall"), size="MINI", evaluator="hybrid",
+                    hybrid=HybridOptions(2, 2, follow=0), memo=False, verify=False)
+    vary, p = seen["vary"], seen["program"]
+    assert callable(vary)
+    found = vary(Schedule.from_json(p, TILE64))
+    d = compute_dependences(p)
+    assert [s.describe() for s, _ in found][:3] == [f"tile(i,j,64,64) ; unroll(j,{f})" for f in (4, 8, 16)]
+    assert all(score > 0 and check_schedule(d, s) is None for s, score in found)
