@@ -195,6 +195,11 @@ class Candidate:
     measured: Score | None = None
     shape: str = ""
 
+    @classmethod
+    def of(cls, s: Schedule, predicted: float) -> "Candidate":
+        """`s` ranked at `predicted`, before any correction or measurement."""
+        return cls(s, predicted, structure_of(s), family(s), predicted, shape=shape(s))
+
     @property
     def threaded(self) -> bool:
         """Whether it starts a thread team (has a parallel loop)."""
@@ -240,7 +245,7 @@ def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
         if s.identity in seen or text in seen:
             continue
         seen |= {s.identity, text}
-        out.append(Candidate(s, e.score.speedup, structure_of(s), family(s), e.score.speedup, shape=shape(s)))
+        out.append(Candidate.of(s, e.score.speedup))
     return out
 
 
@@ -455,7 +460,7 @@ def neighbour_round(cands: list[Candidate], batch: Sequence[Candidate], vary: Va
         s = with_region(s) if regions else s
         c = held.get(s.identity) or held.get(s.describe())
         if c is None:
-            c = Candidate(s, predicted, structure_of(s), family(s), predicted, shape=shape(s))
+            c = Candidate.of(s, predicted)
             cands.append(c)
             held[s.identity] = c
         if c.measured is None and c not in near:

@@ -4,10 +4,10 @@ The ranking's beam keeps a few refinements of each loop structure by their estim
 estimates hardly tell tile sizes and unroll factors apart, so the measured leader's best variant
 may never have been ranked: floyd-warshall MEDIUM's leader was `tile(i,j,64,64)` (4.4x the
 original), and no tile of its loops with an unroll was among the ranking's candidates, where
-`tile(i,j,32,32) ; unroll(j,4)` ran a third faster on another machine.  The budget's last rounds
-measure the leader's neighbours and climb to a faster one (`budget.exploit`, `budget.climbed`),
-the local step of TVM's evolutionary search, which mutates tile sizes and unroll factors of its
-measured best in the same way.
+`tile(i,j,32,32) ; unroll(j,4)` ran a third faster on another machine.  After its planned
+rounds the budget measures the leader's neighbours and climbs to a faster one
+(`budget.neighbour_round`), the local step of TVM's evolutionary search, which mutates tile sizes
+and unroll factors of its measured best in the same way.
 """
 from __future__ import annotations
 
