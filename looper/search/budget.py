@@ -646,7 +646,7 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
     judgement lets through (`runtime.judge`), else the original; what was timed goes to the
     report's notes (`confirmation_note`).  Timed in the user's own C program, the original loops
     in looper's code (`Schedule.rewrite`) are a finalist too while no finalist ran far faster in
-    the rounds (`confirm.offers_rewrite`): the rounds ran in looper's harness, whose baseline is
+    the rounds or its runs are cheap (`confirm.offers_rewrite`): the rounds ran in looper's harness, whose baseline is
     the original loops in looper's code without its scalar replacement, and in place in PolyBench's
     harness the rewrite runs bicg MEDIUM 3.4x and nussinov 2.2x as fast as PolyBench's own."""
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
@@ -663,8 +663,8 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
             continue
         judged, again = judge(program, c.schedule, original, times, evaluator, team_cost(c.schedule, first_region))
         if again:
-            report.notes.append(f"{c.family} won within the noise, so both were timed again as often: "
-                                f"{'written' if judged.faster else 'still within it'} ({judged.describe()})")
+            report.notes.append(f"{c.family}'s mean won, but not clearly, so both were timed again as often: "
+                                + (f"written ({judged.describe()})" if judged.faster else f"refused: {judged.why_not()}"))
         if judged.faster:
             report.judgement = judged
             best_s = c.schedule

@@ -304,6 +304,13 @@ class ExecutionEvaluator:
         there do the original loops in looper's code (`Schedule.rewrite`) differ from the original."""
         return self.user is not None and program is self.program
 
+    def added_seconds(self) -> float | None:
+        """About how many seconds one more schedule adds to `time_together`: the original's time,
+        as last measured (in the user's program when it ran there), times the runs the protocol
+        judges by.  None before the original ran."""
+        base = self.user.seconds if self.user is not None and self.user.seconds else self.baseline
+        return None if base is None else base * self.protocol.runs(base, judging=True)
+
     @property
     def judged_in(self) -> str:
         """Where `time_together` ran its last runs, for reports."""

@@ -23,7 +23,9 @@ class Schedule:
     That is an answer of its own, judged like any other (`search.verify`,
     `search.budget.confirm_finalists`)."""
 
-    __slots__ = ("program", "steps", "_lowered", "rewritten")
+    # `_parts` and `_structure` are kept once computed: the budget names and groups each candidate
+    # by them many times (2mm MEDIUM: 9,500 descriptions, each replaying its steps)
+    __slots__ = ("program", "steps", "_lowered", "rewritten", "_parts", "_structure")
 
     def __init__(self, program: Program, steps: tuple = (), _lowered: Lowered | None = None,
                  rewritten: bool = False):
@@ -31,6 +33,8 @@ class Schedule:
         self.steps: tuple[Transform, ...] = tuple(steps)
         self._lowered = _lowered
         self.rewritten = rewritten and not self.steps
+        self._parts: tuple[tuple[str, str], ...] | None = None
+        self._structure: Schedule | None = None
 
     @staticmethod
     def rewrite(program: Program) -> "Schedule":
@@ -79,6 +83,11 @@ class Schedule:
         """The sequence without its refinements: the loop structure it builds.  A refinement that
         adds loops (a tile) stays when a structural step follows it, because that step names its
         loops by their rows in the tiled nest (a register tile inside cache tiles)."""
+        if self._structure is None:
+            self._structure = self._structure_uncached()
+        return self._structure
+
+    def _structure_uncached(self) -> "Schedule":
         last = max((i for i, t in enumerate(self.steps) if not t.refines), default=-1)
         kept, L = [], original(self.program)
         for i, t in enumerate(self.steps):
@@ -90,12 +99,15 @@ class Schedule:
 
     def parts(self) -> tuple[tuple[str, str], ...]:
         """Each step's kind and its description (in terms of the loops it applies to)."""
+        if self._parts is not None:
+            return self._parts
         out = []
         L = original(self.program)
         for t in self.steps:
             out.append((t.kind, t.describe(L)))
             L = t.apply(L)
-        return tuple(out)
+        self._parts = tuple(out)
+        return self._parts
 
     def describe(self, without: frozenset[str] | tuple[str, ...] = ()) -> str:
         """The sequence as text; `without`: kinds of steps left out of it (the rest still name

@@ -122,7 +122,24 @@ def test_a_win_within_the_noise_gets_a_second_look_at_a_stricter_level():
     steady = (3.60e-3, 3.70e-3, 3.65e-3, 3.80e-3, 3.62e-3, 3.75e-3, 3.68e-3, 3.72e-3)
     close = Judgement(steady, tuple(t * 0.99 for t in reversed(steady)))  # 1% apart, as in jacobi-2d's
     assert close.within_noise and not close.second_look(steady, tuple(t * 0.99 for t in steady)).faster
-    assert not Judgement((1.0,) * 8, (0.5,) * 7 + (3.0,)).within_noise  # a run too slow: no second look
+    assert not Judgement((1.0,) * 8, (0.5,) * 7 + (3.0,)).within_noise  # a run too slow: not the spread
+
+
+def test_an_answer_refused_for_a_slow_run_gets_a_second_look_that_a_slow_mode_fails():
+    """gemver MEDIUM: finalists whose means beat the original's were refused for a few runs over
+    1.25x its median, a hiccup of the machine as often as theirs.  A second look tells: a hiccup
+    does not come back in as many runs more, a slow mode of the answer's own does (a thread team
+    late in one process of eight), and a mean that does not win gets no second look."""
+    original = (1.0,) * 24  # a short kernel's 24 runs
+    hiccup = Judgement(original, (0.5,) * 23 + (3.0,))
+    assert hiccup.slower_more_often and hiccup.speedup > 1.0 and not hiccup.faster
+    assert hiccup.worth_a_second_look
+    again = hiccup.second_look(original, (0.5,) * 24)  # the hiccup did not come back
+    assert again.faster and again.slow_runs == (0, 0) and len(again.answer) == 48
+    assert again.speedup == pytest.approx(48 / 26.5)  # the mean still pays for the slow run
+    mode = hiccup.second_look(original, (0.5,) * 23 + (3.0,))  # it did
+    assert not mode.faster and "1 of its 24 runs took over" in mode.why_not()
+    assert not Judgement(original, (0.5,) * 12 + (3.0,) * 12).worth_a_second_look  # its mean loses
 
 
 def test_runs_are_described_in_the_unit_of_their_mean():

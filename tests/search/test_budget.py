@@ -722,7 +722,7 @@ def test_a_finalist_that_wins_within_the_noise_is_timed_again_and_written(gemm_r
     best, _, report = budgeted(p, result, ev, rounds=1, per_round=8, confirm=1)
     assert ev.timings == 2  # the confirmation, then the second look
     assert best.best.steps and report.judgement.faster and len(report.judgement.answer) == 16
-    assert any("won within the noise, so both were timed again as often: written" in n for n in report.notes)
+    assert any("mean won, but not clearly, so both were timed again as often: written" in n for n in report.notes)
 
 
 def test_a_wavefront_that_frees_a_loop_reaches_the_parallel_level(tmp_path):

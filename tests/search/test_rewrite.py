@@ -184,8 +184,12 @@ class _InProgram:
     judged_in = "in your program (k.c)"
     failed = ()
 
-    def __init__(self, program, speeds: dict[str, float], in_program: bool = True):
+    def __init__(self, program, speeds: dict[str, float], in_program: bool = True, added: float = 30.0):
         self.program, self.speeds, self.in_program, self.timed = program, speeds, in_program, []
+        self.added = added  # seconds one more schedule adds to the confirmation
+
+    def added_seconds(self) -> float:
+        return self.added
 
     def times_in_program(self, program) -> bool:
         return self.in_program and program is self.program
@@ -220,11 +224,15 @@ def test_the_hybrid_confirms_the_rewrite_with_its_finalists():
     assert harness.timed == [[tuned.describe()]] and best is tuned
     # a finalist measured 1.5x looper's code of the original loops in the rounds keeps its lead
     from dataclasses import replace
-    from looper.search.confirm import REWRITE_BELOW
+    from looper.search.confirm import REWRITE_BELOW, REWRITE_SECONDS
     fast = replace(finalist, measured=Score(REWRITE_BELOW, "ok", "", [1.0]))
     skipped = _InProgram(program, {tuned.describe(): 0.7, REWRITTEN: 0.4})
     best, _ = confirm_finalists(program, [fast], skipped, 0.0, Budgeted([]))
     assert skipped.timed == [[tuned.describe()]] and best is tuned
+    # unless its runs are cheap: then it is timed whatever the finalists ran, and wins when faster
+    cheap = _InProgram(program, {tuned.describe(): 0.7, REWRITTEN: 0.4}, added=REWRITE_SECONDS)
+    best, _ = confirm_finalists(program, [fast], cheap, 0.0, Budgeted([]))
+    assert cheap.timed == [[tuned.describe(), REWRITTEN]] and best.rewritten
 
 
 def test_apply_writes_a_recorded_rewrite_and_never_falls_back_to_one(monkeypatch, tmp_path):
