@@ -46,9 +46,10 @@ FLUSH = _template("flush.c")
 
 
 
-def _void_fn(name: str) -> cgen.Generable:
-    """`static void name(void)`: every generated function works on the globals."""
-    return cgen.Line(f"static void {name}(void)")
+def _void_fn(name: str, exported: bool = False) -> cgen.Generable:
+    """`static void name(void)`: every generated function works on the globals (`exported`: no
+    `static`, for a kernel whose table is in another translation unit)."""
+    return cgen.Line(f"{'' if exported else 'static '}void {name}(void)")
 
 
 def _decl(a: Array, env: dict[str, str], on_heap: bool = False) -> str:
@@ -98,13 +99,13 @@ def _body(lowered: Lowered) -> tuple:
     return kernel_body(lowered)
 
 
-def kernel_function(lowered: Lowered, name: str) -> cgen.FunctionBody:
+def kernel_function(lowered: Lowered, name: str, exported: bool = False) -> cgen.FunctionBody:
     body, iterators = _body(lowered)
-    return _function(lowered.program, name, body, iterators, temporaries(lowered, c_name))
+    return _function(lowered.program, name, body, iterators, temporaries(lowered, c_name), exported)
 
 
 def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list[str],
-              storage: tuple[list[str], list[str]] = ([], [])) -> cgen.Generable:
+              storage: tuple[list[str], list[str]] = ([], []), exported: bool = False) -> cgen.Generable:
     locals_ = [a for a in p.arrays.values() if a.role == "local"]
     decls = _locals(locals_)
     env = _size_env(p)
@@ -118,7 +119,7 @@ def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list
     contents = decls + [cgen.Line("#pragma scop")] + body + [cgen.Line("#pragma endscop")] + [cgen.Line(x) for x in free]
     passed = [a for a in p.arrays.values() if a.name in p.passed and a.rank]
     if not passed:
-        return cgen.FunctionBody(_void_fn(name), cgen.Block(contents))
+        return cgen.FunctionBody(_void_fn(name, exported), cgen.Block(contents))
     # C the user calls with pointers: the kernel sees them as parameters (that shadow the
     # globals), in a function gcc may neither inline nor specialize (`noipa`), so that it knows
     # no more about them than the user's function knows about its arguments; the scalars it only
@@ -131,7 +132,7 @@ def _function(p: Program, name: str, body: list[cgen.Generable], iterators: list
     inner = cgen.FunctionBody(cgen.Line(f"static void __attribute__((noipa)) {name}_kernel({params})"),
                               cgen.Block(contents))
     call = cgen.Statement(f"{name}_kernel({', '.join(c_name(a.name) for a in passed)})")
-    return cgen.Module([inner, cgen.Line(), cgen.FunctionBody(_void_fn(name), cgen.Block([call]))])
+    return cgen.Module([inner, cgen.Line(), cgen.FunctionBody(_void_fn(name, exported), cgen.Block([call]))])
 
 
 def _outputs_io(program: Program) -> list[cgen.Generable]:
@@ -304,13 +305,37 @@ def _kernels(variants: Sequence["Lowered | KernelCode"], comments: Sequence[str]
             fn = kernel_function(v, f"kernel_{k}")
         parts += [fn, cgen.Line()]
         teams.append(preamble and openmp_flags(str(fn)) == ("-fopenmp",))
-    parts.append(cgen.Line(f"const int looper_n_variants = {len(variants)};"))
-    parts.append(cgen.Line("void (*const looper_kernels[])(void) = {"
-                           + ", ".join(f"kernel_{k}" for k in range(len(variants))) + "};"))
-    if preamble:
+    return parts + _table(len(variants), teams if preamble else None)
+
+
+def _table(n: int, teams: Sequence[bool] | None) -> list[cgen.Generable]:
+    """The table of kernels `main` picks from (and, with a preamble, which start a team)."""
+    parts: list[cgen.Generable] = [
+        cgen.Line(f"const int looper_n_variants = {n};"),
+        cgen.Line("void (*const looper_kernels[])(void) = {" + ", ".join(f"kernel_{k}" for k in range(n)) + "};")]
+    if teams is not None:
         parts.append(cgen.Line(f"const int looper_starts_team[] = {{{', '.join(str(int(t)) for t in teams)}}};"))
-    parts.append(cgen.Line())
-    return parts
+    return parts + [cgen.Line()]
+
+
+def _kernel_units(variants: Sequence[Lowered], units: int, preamble: bool) -> list[list[cgen.Generable]]:
+    """The kernels of `variants` dealt into `units` translation units of about as much code each
+    (the largest first, to the unit with the least), so that gcc compiles them at once: the first
+    unit holds the table, with a prototype of each kernel another unit exports."""
+    from ..runtime.compile import openmp_flags
+    code = [kernel_function(v, f"kernel_{k}", exported=True) for k, v in enumerate(variants)]
+    text = [str(fn) for fn in code]
+    load, where = [0] * units, [0] * len(code)
+    for k in sorted(range(len(code)), key=lambda k: -len(text[k])):
+        where[k] = min(range(units), key=lambda u: load[u])
+        load[where[k]] += len(text[k])
+    out: list[list[cgen.Generable]] = [[] for _ in range(units)]
+    for k, fn in enumerate(code):
+        out[where[k]] += [fn, cgen.Line()]
+    teams = [preamble and openmp_flags(t) == ("-fopenmp",) for t in text]
+    out[0] += [cgen.Line(f"void kernel_{k}(void);") for k in range(len(code)) if where[k]]
+    out[0] += _table(len(code), teams if preamble else None)
+    return [u for u in out if u]
 
 
 def _harness(program: Program) -> list[cgen.Generable]:
@@ -348,11 +373,15 @@ def program_c(program: Program, variants: Sequence["Lowered | KernelCode"], comm
     return "\n".join(str(p) for p in parts) + "\n"
 
 
-def split_program_c(program: Program, variants: Sequence[Lowered]) -> tuple[str, str]:
-    """The same program as two translation units: the harness (compiled once per program and
-    reused) and the kernels (compiled per batch of candidates), which is 3x less gcc time."""
+def split_program_c(program: Program, variants: Sequence[Lowered], units: int = 1) -> tuple[str, tuple[str, ...]]:
+    """The same program as translation units: the harness (compiled once per program and reused)
+    and the kernels (compiled per batch of candidates), which is 3x less gcc time; `units` > 1
+    deals the kernels into that many units, which gcc compiles at once (`runtime.compile`)."""
     common = _header(program, _title(program) + " Harness part.") + \
         _arrays(program, "", ("param", "init")) + _harness(program)
-    kernels = _header(program, _title(program) + " Kernels part.") + \
-        _arrays(program, "extern ", ("param",)) + _kernels(variants, (), program.preamble is not None)
-    return ("\n".join(str(p) for p in common) + "\n", "\n".join(str(p) for p in kernels) + "\n")
+    head = _header(program, _title(program) + " Kernels part.") + _arrays(program, "extern ", ("param",))
+    preamble = program.preamble is not None
+    bodies = ([_kernels(variants, (), preamble)] if units <= 1 or len(variants) < 2
+              else _kernel_units(variants, min(units, len(variants)), preamble))
+    return ("\n".join(str(p) for p in common) + "\n",
+            tuple("\n".join(str(p) for p in head + body) + "\n" for body in bodies))

@@ -12,7 +12,7 @@ from typing import Sequence
 from ..codegen.harness import kernel_function, split_program_c
 from ..ir.program import Program
 from ..ir.schedule import Lowered
-from .compile import EXACT_FLAGS, OPT_FLAGS, Binary, compile_split
+from .compile import EXACT_FLAGS, OPT_FLAGS, Binary, compile_jobs, compile_split
 
 
 @dataclass
@@ -36,8 +36,9 @@ class ProgramBuilder:
         return self.flags + tuple(f for f in EXACT_FLAGS if f not in self.flags)
 
     def build(self, variants: Sequence[Lowered], exact: bool = False) -> Binary:
-        """One binary holding `variants` (variant k runs `kernel_k`)."""
-        binary = compile_split(*split_program_c(self.program, list(variants)),
+        """One binary holding `variants` (variant k runs `kernel_k`), their kernels compiled
+        `compile_jobs` at a time."""
+        binary = compile_split(*split_program_c(self.program, list(variants), compile_jobs()),
                                self.exact_flags if exact else self.flags, cc=self.cc)
         if not exact:
             self.build_flags = tuple(f for f in binary.flags if not f.startswith("-D"))

@@ -13,8 +13,10 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from ..errors import LooperError
 from ..fileio import cache_dir
@@ -127,18 +129,24 @@ def _compile_c(source: str, flags: tuple[str, ...], cc: str, defines: tuple[str,
     return Binary(cached_build(key, ".bin", build), key, all_flags)
 
 
-def compile_split(common: str, kernels: str, flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
+def compile_split(common: str, kernels: Sequence[str], flags: tuple[str, ...] = OPT_FLAGS, cc: str = "gcc",
                   defines: tuple[str, ...] = ("POLYBENCH_TIME",), timeout: float = 600) -> Binary:
-    """Compile a program given as harness + kernels translation units; the harness object is
-    cached on its own, so a batch of candidates only pays for its kernels and the link.
-    Programs with more than 2 GB of arrays are built with LARGE_DATA_FLAGS added (both units)."""
+    """Compile a program given as a harness and kernel translation units; the harness object is
+    cached on its own, so a batch of candidates only pays for its kernels and the link, and the
+    kernel units are compiled at once (`compile_jobs` at a time).  Programs with more than 2 GB
+    of arrays are built with LARGE_DATA_FLAGS added (every unit)."""
     try:
-        return _compile_split(common, kernels, tuple(flags), cc, defines, timeout)
+        return _compile_split(common, tuple(kernels), tuple(flags), cc, defines, timeout)
     except DataTooLarge:
-        return _compile_split(common, kernels, tuple(flags) + LARGE_DATA_FLAGS, cc, defines, timeout)
+        return _compile_split(common, tuple(kernels), tuple(flags) + LARGE_DATA_FLAGS, cc, defines, timeout)
 
 
-def _compile_split(common: str, kernels: str, flags: tuple[str, ...], cc: str,
+def compile_jobs() -> int:
+    """How many compilers run at once: one per CPU this process may use (gcc uses one)."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def _compile_split(common: str, kernels: tuple[str, ...], flags: tuple[str, ...], cc: str,
                    defines: tuple[str, ...], timeout: float) -> Binary:
     all_flags = tuple(flags) + tuple(f"-D{d}" for d in defines)
     common_key = build_key(common, all_flags + ("-c",), cc)
@@ -150,13 +158,23 @@ def _compile_split(common: str, kernels: str, flags: tuple[str, ...], cc: str,
         return tmp / "common.o"
 
     obj = cached_build(common_key, ".o", build_common)
-    key = build_key(common_key + kernels, all_flags, cc)
+    key = build_key(common_key + "\0unit\0".join(kernels), all_flags, cc)
+    what = " ".join(all_flags)
 
     def build(tmp: Path) -> Path:
-        src = tmp / "kernels.c"
-        src.write_text(kernels)
-        run_compiler([cc, *all_flags, str(src), str(obj), "-o", str(tmp / "prog"), "-lm"], timeout,
-             " ".join(all_flags))
+        if len(kernels) == 1:
+            src = tmp / "kernels.c"
+            src.write_text(kernels[0])
+            run_compiler([cc, *all_flags, str(src), str(obj), "-o", str(tmp / "prog"), "-lm"], timeout, what)
+            return tmp / "prog"
+        objects = []
+        for k, text in enumerate(kernels):
+            (tmp / f"kernels{k}.c").write_text(text)
+            objects.append(tmp / f"kernels{k}.o")
+        with ThreadPoolExecutor(min(compile_jobs(), len(kernels))) as pool:
+            list(pool.map(lambda k: run_compiler([cc, *all_flags, "-c", str(tmp / f"kernels{k}.c"), "-o",
+                                                  str(objects[k])], timeout, what), range(len(kernels))))
+        run_compiler([cc, *all_flags, *map(str, objects), str(obj), "-o", str(tmp / "prog"), "-lm"], timeout, what)
         return tmp / "prog"
 
     return Binary(cached_build(key, ".bin", build), key, all_flags)

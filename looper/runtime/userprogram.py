@@ -32,12 +32,15 @@ runs would spend more than `OUTSIDE_BUDGET` seconds outside the region (an expen
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -46,7 +49,7 @@ from typing import Sequence
 from ..codegen.inplace import Version, versions_code
 from ..ir.schedule import Lowered
 from ..lang.c.cfile import CFile, CScop
-from .compile import OPT_FLAGS, CompileError, openmp_flags, run_compiler
+from .compile import OPT_FLAGS, CompileError, compile_jobs, openmp_flags, run_compiler
 from .limits import TimeLimits
 from .ompenv import DEFAULT_ENV, OmpEnv
 from .process import run_tool
@@ -149,6 +152,8 @@ class UserBuilder:
         self.timeout = timeout
         self.link: tuple[str, ...] | None = None  # what links, once a build did
         self._built: dict[str, Path] = {}
+        self._names = itertools.count()  # v0, v1, ...: one per build, reserved under `_lock`
+        self._lock = threading.Lock()
         self._timer: Path | None = None  # the timer's object, compiled at the first build
 
     def describe(self) -> str:
@@ -162,7 +167,8 @@ class UserBuilder:
         source = self.user.source(lowered)
         if source in self._built:
             return self._built[source]
-        n = len(self._built)
+        with self._lock:
+            n = next(self._names)
         src = self.workdir / f"v{n}_{Path(self.user.cfile.path).name}"
         src.write_bytes(source.encode("utf-8", "surrogateescape"))
         out = self.workdir / f"v{n}"
@@ -186,6 +192,17 @@ class UserBuilder:
             self._built[source] = out
             return out
         raise NotRunnable(_why(str(error), lowered is None)) from error
+
+    def build_all(self, variants: Sequence[Lowered | None]) -> list[Path]:
+        """`build` of each variant, `compile_jobs` at a time: the first alone, which settles
+        how the program links and compiles the timer, then the others at once."""
+        if not variants:
+            return []
+        first = self.build(variants[0])
+        if len(variants) == 1:
+            return [first]
+        with ThreadPoolExecutor(min(compile_jobs(), len(variants) - 1)) as pool:
+            return [first] + list(pool.map(self.build, variants[1:]))
 
     def timer_object(self) -> Path:
         """The timer compiled alone, with the user's compiler and flags (its ABI) and those of
@@ -314,7 +331,7 @@ class UserTimer:
         if not self.ready(limit):
             return None
         try:
-            binaries = [self.builder.build(v) for v in variants]
+            binaries = self.builder.build_all(variants)
         except NotRunnable as e:
             self.skipped = str(e)
             return None
