@@ -14,9 +14,12 @@ rate where measuring reaches 80%).  So, in order:
    everything after that prefix (`costmodel.terms`: parallelism, tiles, register tiles, packs,
    vector loops, time tiles, expansions: what the model never saw).  On held-out programs of the
    grown space the first ranks their measured candidates at Spearman 0.61-0.68, the second at
-   0.26-0.33 (`benchmarks/ranking_heldout.py`).
+   0.26-0.33 (`benchmarks/ranking_heldout.py`).  Beside the beam, `TERMS_LANES` lanes follow the
+   analytic terms' own favourites (`policy.explore_guide`), so that what the model ranks low and
+   the terms high is in the ranking too, refined.
 2. **Round one**: `per_round` candidates chosen to cover the best loop structures of the ranking
-   (each origin's best first: the original's loops, each of isl's schedules) and every
+   (each origin's best first: the original's loops, each of isl's schedules), the structure the
+   terms alone favour among the others (`terms_favourite`: adi and gramschmidt MEDIUM), and every
    refinement family (register tile, pack, time tile, vector loop, tile, parallel loop), each
    checked and timed as users run programs (fresh processes).
 3. **Fit**: each unmeasured candidate's score is corrected by what the measured ones showed:
@@ -67,6 +70,10 @@ from .hybrid import Verified, with_region
 from .confirm import judge, offers_rewrite
 from .restraint import team_cost
 
+# Exploration lanes of the ranking search guided by the analytic terms alone (`Ranking.by_terms`,
+# `policy.explore_guide`): the structures the model ranks low but the terms high reach the ranking,
+# refined, for round one's second opinion (`terms_favourite`).
+TERMS_LANES = 2
 # The transformation kinds the shipped cost model was trained on that choose loop structure.
 MODEL_STRUCTURE = frozenset(("shift", "fuse", "distribute", "interchange", "reverse", "skew"))
 FAMILIES = ("register", "pack", "timetile", "vector", "tile", "parallel", "plain")
@@ -130,12 +137,13 @@ class Ranking:
 
     name = "ranking"
 
-    def __init__(self, program: Program, target: Target, model: ModelEvaluator | None = None):
+    def __init__(self, program: Program, target: Target, model: ModelEvaluator | None = None,
+                 estimates: Estimates | None = None):
         self.program = program
         self.model = model
         # the model's features hold the same terms: computed once for both when on one target
         same = model is not None and model.info.target == target
-        self.estimates = model.info.estimates if same else Estimates(target)
+        self.estimates = estimates or (model.info.estimates if same else Estimates(target))
         self.base = self.estimates.of(Schedule(program).lowered).seconds
         self._model: dict[tuple, float] = {}
         # the model scores whole schedules when it knows the whole space, else loop structures
@@ -144,6 +152,15 @@ class Ranking:
     def seconds(self, s: Schedule) -> float:
         """The analytic estimate of `s`'s kernel time."""
         return self.estimates.of(s.lowered).seconds
+
+    def analytic(self, s: Schedule) -> float:
+        """`s`'s speedup over the original by the analytic cost terms alone."""
+        return self.base / self.seconds(s)
+
+    def by_terms(self) -> "Ranking":
+        """This ranking without its model: the analytic terms alone, on the same estimates (the
+        guide of the ranking search's terms lanes, `TERMS_LANES`)."""
+        return Ranking(self.program, self.estimates.target, None, self.estimates)
 
     def _structure_scores(self, prefixes: Sequence[Schedule]) -> list[float]:
         """Each prefix's predicted speedup: the geometric mean of the model's and the analytic
@@ -194,6 +211,7 @@ class Candidate:
     corrected: float = 0.0
     measured: Score | None = None
     shape: str = ""
+    analytic: float = 0.0  # its speedup by the analytic terms alone (`Ranking.analytic`; 0: not asked)
 
     @classmethod
     def of(cls, s: Schedule, predicted: float) -> "Candidate":
@@ -270,9 +288,20 @@ def structure_places(cands: list[Candidate], k: int) -> list[Candidate]:
     return firsts + [c for c in best_of.values() if c not in firsts][:k - len(firsts)]
 
 
+def terms_favourite(cands: list[Candidate], chosen: Sequence[Candidate]) -> Candidate | None:
+    """The candidate the analytic terms alone rank first (`Candidate.analytic`) among the loop
+    structures `chosen` leaves out: a second opinion where the model is sure and wrong.  adi
+    MEDIUM: the model put its column sweeps turned into row sweeps at 0.16x, so the ranking's beam
+    never kept them, and the measuring search's answer built on them runs 1.5-1.7x the default's;
+    the terms put them second of all structures (the terms lanes, `TERMS_LANES`, bring them in)."""
+    taken = {c.structure for c in chosen}
+    return max((c for c in cands if c.analytic > 0 and c.structure not in taken), key=lambda c: c.analytic,
+               default=None)
+
+
 def first_round(cands: list[Candidate], n: int) -> list[Candidate]:
     """`n` candidates covering the ranking: half the round for loop structures
-    (`structure_places`), the best without threads when all those start a team, the best of
+    (`structure_places`), the terms' favourite of the other structures (`terms_favourite`), the best without threads when all those start a team, the best of
     every refinement family, the original structure's best, then the best of what is left, one
     of each shape first (`shape`).  (The sequential one once took the last structure's place:
     jacobi-2d LARGE's fused nest, whose time tile runs 3x, then never ran.)"""
@@ -285,6 +314,7 @@ def first_round(cands: list[Candidate], n: int) -> list[Candidate]:
     tops = structure_places(cands, max(1, n // 2))
     for c in tops:
         take(c)
+    take(terms_favourite(cands, chosen))
     if all(c.threaded for c in tops):  # a short kernel may run faster alone than its team starts
         take(next((c for c in cands if not c.threaded), None))
     for fam in FAMILIES:
@@ -681,7 +711,8 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
 def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluator, rounds: int = 2,
              per_round: int = 8, confirm: int = 3, regions: bool = True, first_region: float = 0.0,
              grow: Grow | None = None, follow: int = 0, stand_in: OnStandIn | None = None,
-             vary: Vary | None = None) -> tuple[SearchResult, list[Verified], Budgeted]:
+             vary: Vary | None = None, analytic: Callable[[Schedule], float] | None = None
+             ) -> tuple[SearchResult, list[Verified], Budgeted]:
     """The ranking search's `result` measured on a budget (steps 2-5 of the module docstring).
     `first_region`: the target's mean cost of a fresh process's first parallel region
     (`Limits.fork_seconds`; 0 on one thread), charged to candidates that start a team.  `grow`:
@@ -692,9 +723,14 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
     `stand_in`: where the rounds run (`OnStandIn`; the confirmation runs the program itself).
     `vary`: the neighbours of a schedule with their estimates; when no new structure earns a
     follow-up round, one measures the fastest's neighbours, and another climbs on from one that
-    ran clearly faster (`neighbour_round`, within `follow`; None: no neighbours)."""
+    ran clearly faster (`neighbour_round`, within `follow`; None: no neighbours).
+    `analytic`: a schedule's speedup by the analytic terms alone (`Ranking.analytic`), for round
+    one's second opinion (`terms_favourite`; None: none)."""
     began = time.perf_counter()
     cands = ranked(result, regions)
+    if analytic is not None:
+        for c in cands:
+            c.analytic = analytic(c.schedule)
     report = Budgeted(cands)
     batch = first_round(cands, per_round)
     varied: set[tuple] = set()

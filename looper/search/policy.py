@@ -151,7 +151,7 @@ def refining(policy: SearchPolicy, ranking_seconds: float | None = None) -> Sear
     no fusion levels, `REFINE_AFFINE` affine levels, the refinement levels; the start's structure
     refined keeps a place in the beam (`keep_root`: an estimate that prefers the original would
     otherwise undo the start's interchange at the first level), the other origin none; at most
-    `REFINE_SECONDS` or half of `ranking_seconds` (None: no limit)."""
+    `REFINE_SECONDS` or half of `ranking_seconds` (None: no limit); no exploration lanes."""
     seconds = None if ranking_seconds is None else max(REFINE_SECONDS, ranking_seconds / 2)
     return replace(policy, max_fusion=0, max_affine=REFINE_AFFINE, keep_root=True, keep_both_origins=False,
-                   time_budget=seconds)
+                   time_budget=seconds, explore=0, explore_guide=None)

@@ -37,7 +37,7 @@ from ..search.beam import beam_search
 from ..search.scoring import SearchResult
 from ..search.confirm import confirm
 from ..search.evaluators import ExecutionEvaluator, ModelEvaluator
-from ..search.budget import Budgeted, OnStandIn, Ranking, budgeted
+from ..search.budget import TERMS_LANES, Budgeted, OnStandIn, Ranking, budgeted
 from ..search.hybrid import Verified
 from ..search.neighbours import neighbours
 from ..search.policy import SearchPolicy, policy_for, refining
@@ -101,7 +101,8 @@ class Search:
                 result, self.verified, self.budget = budgeted(self.program, result, self.measure, h.rounds,
                                                               h.per_round, h.confirm, regions=self.policy.regions,
                                                               first_region=self.first_region, grow=grow,
-                                                              follow=h.follow, stand_in=on, vary=vary)
+                                                              follow=h.follow, stand_in=on, vary=vary,
+                                                              analytic=self.evaluator.analytic)
                 self.notes.extend(self.budget.notes)
             user = self.measure.user if self.measure is not None else None
             if user is not None and user.skipped is not None:
@@ -226,6 +227,8 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
     policy = policy_for(kind.value, meta, beam=options.beam, max_affine=options.max_affine,
                         max_fusion=options.max_fusion, time_budget=options.budget,
                         structure_budget=options.structure_budget, explain=options.explain or None, target=target)
+    if isinstance(scorer, Ranking):  # the terms' favourites beside the beam (`budget.TERMS_LANES`)
+        policy = policy.with_(explore=TERMS_LANES, explore_guide=scorer.by_terms())
     why = restraint(original(), target, estimated=measure is None)
     if why is not None:
         policy = policy.with_(sequential=why)
