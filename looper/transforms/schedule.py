@@ -23,9 +23,10 @@ class Schedule:
     That is an answer of its own, judged like any other (`search.verify`,
     `search.budget.confirm_finalists`)."""
 
-    # `_parts` and `_structure` are kept once computed: the budget names and groups each candidate
-    # by them many times (2mm MEDIUM: 9,500 descriptions, each replaying its steps)
-    __slots__ = ("program", "steps", "_lowered", "rewritten", "_parts", "_structure")
+    # `_parts` and `_structure` are kept once computed, and a child built with `then` computes
+    # them from its `_parent`'s: the budget names and groups thousands of candidates by them (3mm
+    # MEDIUM: 4,000 descriptions in `budget.ranked`, each replaying its steps from the original)
+    __slots__ = ("program", "steps", "_lowered", "rewritten", "_parts", "_structure", "_parent")
 
     def __init__(self, program: Program, steps: tuple = (), _lowered: Lowered | None = None,
                  rewritten: bool = False):
@@ -35,6 +36,7 @@ class Schedule:
         self.rewritten = rewritten and not self.steps
         self._parts: tuple[tuple[str, str], ...] | None = None
         self._structure: Schedule | None = None
+        self._parent: Schedule | None = None  # the schedule `then` extended (its steps a prefix of these)
 
     @staticmethod
     def rewrite(program: Program) -> "Schedule":
@@ -51,7 +53,9 @@ class Schedule:
         L = self.lowered
         for t in steps:
             L = t.apply(L)
-        return Schedule(self.program, self.steps + tuple(steps), L)
+        child = Schedule(self.program, self.steps + tuple(steps), L)
+        child._parent = self
+        return child
 
     @property
     def lowered(self) -> Lowered:
@@ -84,26 +88,55 @@ class Schedule:
         adds loops (a tile) stays when a structural step follows it, because that step names its
         loops by their rows in the tiled nest (a register tile inside cache tiles)."""
         if self._structure is None:
-            self._structure = self._structure_uncached()
+            p = self._parent
+            # refinements added at the end leave the structure as it was: no structural step
+            # follows them, and the last structural step is where it was
+            if p is not None and all(t.refines for t in self.steps[len(p.steps):]):
+                self._structure = p.structure()
+            else:
+                self._structure = self._structure_uncached()
         return self._structure
 
     def _structure_uncached(self) -> "Schedule":
         last = max((i for i, t in enumerate(self.steps) if not t.refines), default=-1)
-        kept, L = [], original(self.program)
+        if last >= 0 and not any(t.refines for t in self.steps[:last]):  # a prefix: no replay
+            return self._prefix(last + 1)
+        stages = self._stages()
+        kept, L = [], stages.get(0) or original(self.program)
         for i, t in enumerate(self.steps):
-            after = t.apply(L)
+            after = stages.get(i + 1) or t.apply(L)
             if not t.refines or (i < last and _depths(after) != _depths(L)):
                 kept.append(t)
             L = after
         return Schedule(self.program, tuple(kept))
 
+    def _stages(self) -> dict[int, Lowered]:
+        """The lowered forms it and its ancestors hold (`_parent`, whose steps are prefixes of
+        these), by their number of steps: a replay of the steps need not lower them again."""
+        out: dict[int, Lowered] = {}
+        s: Schedule | None = self
+        while s is not None:
+            if s._lowered is not None and not s.rewritten:
+                out[len(s.steps)] = s._lowered
+            s = s._parent
+        return out
+
+    def _prefix(self, n: int) -> "Schedule":
+        """The schedule of this one's first `n` steps: the ancestor `then` built it from, with
+        what it has computed, when there is one."""
+        s: Schedule | None = self
+        while s is not None and len(s.steps) > n:
+            s = s._parent
+        return s if s is not None and len(s.steps) == n and s.steps == self.steps[:n] and not s.rewritten \
+            else Schedule(self.program, self.steps[:n])
+
     def parts(self) -> tuple[tuple[str, str], ...]:
         """Each step's kind and its description (in terms of the loops it applies to)."""
         if self._parts is not None:
             return self._parts
-        out = []
-        L = original(self.program)
-        for t in self.steps:
+        p = self._parent
+        out, L = (list(p.parts()), p.lowered) if p is not None else ([], original(self.program))
+        for t in self.steps[len(out):]:
             out.append((t.kind, t.describe(L)))
             L = t.apply(L)
         self._parts = tuple(out)
