@@ -301,9 +301,9 @@ def terms_favourite(cands: list[Candidate], chosen: Sequence[Candidate]) -> Cand
 
 def first_round(cands: list[Candidate], n: int) -> list[Candidate]:
     """`n` candidates covering the ranking: half the round for loop structures
-    (`structure_places`), the terms' favourite of the other structures (`terms_favourite`), the best without threads when all those start a team, the best of
-    every refinement family, the original structure's best, then the best of what is left, one
-    of each shape first (`shape`).  (The sequential one once took the last structure's place:
+    (`structure_places`), the terms' favourite of the other structures (`terms_favourite`), the
+    best without threads when all those start a team, the best of every refinement family, the
+    original structure's best, then the best of what is left, one of each shape first (`shape`).  (The sequential one once took the last structure's place:
     jacobi-2d LARGE's fused nest, whose time tile runs 3x, then never ran.)"""
     chosen: list[Candidate] = []
 
@@ -676,9 +676,10 @@ def confirm_finalists(program: Program, finalists: list[Candidate], evaluator: E
     judgement lets through (`runtime.judge`), else the original; what was timed goes to the
     report's notes (`confirmation_note`).  Timed in the user's own C program, the original loops
     in looper's code (`Schedule.rewrite`) are a finalist too while no finalist ran far faster in
-    the rounds or its runs are cheap (`confirm.offers_rewrite`): the rounds ran in looper's harness, whose baseline is
-    the original loops in looper's code without its scalar replacement, and in place in PolyBench's
-    harness the rewrite runs bicg MEDIUM 3.4x and nussinov 2.2x as fast as PolyBench's own."""
+    the rounds or its runs are cheap (`confirm.offers_rewrite`): the rounds ran in looper's
+    harness, whose baseline is the original loops in looper's code without its scalar
+    replacement, and in place in PolyBench's harness the rewrite runs bicg MEDIUM 3.4x and
+    nussinov 2.2x as fast as PolyBench's own."""
     best_s, best_sc = Schedule(program), Score(1.0, Status.OK, "original", predicted=1.0)
     best = max((c.measured.speedup for c in finalists if c.measured is not None and c.measured.ok), default=1.0)
     if offers_rewrite(program, evaluator, best):  # the original loops in looper's code: an answer too
