@@ -12,7 +12,7 @@ from typing import Sequence
 from ..codegen.harness import kernel_function, split_program_c
 from ..ir.program import Program
 from ..ir.schedule import Lowered
-from .compile import EXACT_FLAGS, OPT_FLAGS, Binary, compile_jobs, compile_split
+from .compile import EXACT_FLAGS, OPT_FLAGS, Binary, compile_split
 
 
 @dataclass
@@ -25,6 +25,7 @@ class ProgramBuilder:
     # than 2 GB of arrays (runtime.compile)
     build_flags: tuple[str, ...] = field(default=())
     cc: str = "gcc"  # the compiler (`looper optimize --cc`)
+    jobs: int = 1  # compilers run at once on a batch's kernels: the host's CPUs (`Target.cores`)
 
     def __post_init__(self):
         self.flags = tuple(self.flags)
@@ -37,8 +38,8 @@ class ProgramBuilder:
 
     def build(self, variants: Sequence[Lowered], exact: bool = False) -> Binary:
         """One binary holding `variants` (variant k runs `kernel_k`), their kernels compiled
-        `compile_jobs` at a time."""
-        binary = compile_split(*split_program_c(self.program, list(variants), compile_jobs()),
+        `jobs` at a time."""
+        binary = compile_split(*split_program_c(self.program, list(variants), self.jobs),
                                self.exact_flags if exact else self.flags, cc=self.cc)
         if not exact:
             self.build_flags = tuple(f for f in binary.flags if not f.startswith("-D"))

@@ -133,17 +133,13 @@ def compile_split(common: str, kernels: Sequence[str], flags: tuple[str, ...] = 
                   defines: tuple[str, ...] = ("POLYBENCH_TIME",), timeout: float = 600) -> Binary:
     """Compile a program given as a harness and kernel translation units; the harness object is
     cached on its own, so a batch of candidates only pays for its kernels and the link, and the
-    kernel units are compiled at once (`compile_jobs` at a time).  Programs with more than 2 GB
-    of arrays are built with LARGE_DATA_FLAGS added (every unit)."""
+    kernel units are compiled at once (the caller deals its kernels into as many units as it has
+    CPUs for gcc).  Programs with more than 2 GB of arrays are built with LARGE_DATA_FLAGS added
+    (every unit)."""
     try:
         return _compile_split(common, tuple(kernels), tuple(flags), cc, defines, timeout)
     except DataTooLarge:
         return _compile_split(common, tuple(kernels), tuple(flags) + LARGE_DATA_FLAGS, cc, defines, timeout)
-
-
-def compile_jobs() -> int:
-    """How many compilers run at once: one per CPU this process may use (gcc uses one)."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 def _compile_split(common: str, kernels: tuple[str, ...], flags: tuple[str, ...], cc: str,
@@ -171,7 +167,7 @@ def _compile_split(common: str, kernels: tuple[str, ...], flags: tuple[str, ...]
         for k, text in enumerate(kernels):
             (tmp / f"kernels{k}.c").write_text(text)
             objects.append(tmp / f"kernels{k}.o")
-        with ThreadPoolExecutor(min(compile_jobs(), len(kernels))) as pool:
+        with ThreadPoolExecutor(len(kernels)) as pool:
             list(pool.map(lambda k: run_compiler([cc, *all_flags, "-c", str(tmp / f"kernels{k}.c"), "-o",
                                                   str(objects[k])], timeout, what), range(len(kernels))))
         run_compiler([cc, *all_flags, *map(str, objects), str(obj), "-o", str(tmp / "prog"), "-lm"], timeout, what)

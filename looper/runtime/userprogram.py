@@ -49,7 +49,7 @@ from typing import Sequence
 from ..codegen.inplace import Version, versions_code
 from ..ir.schedule import Lowered
 from ..lang.c.cfile import CFile, CScop
-from .compile import OPT_FLAGS, CompileError, compile_jobs, openmp_flags, run_compiler
+from .compile import OPT_FLAGS, CompileError, openmp_flags, run_compiler
 from .limits import TimeLimits
 from .ompenv import DEFAULT_ENV, OmpEnv
 from .process import run_tool
@@ -146,10 +146,11 @@ def _absolute(flag: str, cwd: str) -> str:
 class UserBuilder:
     """Builds variants of the region into the user's program, once per distinct source."""
 
-    def __init__(self, user: UserProgram, workdir: Path, timeout: float = 600.0):
+    def __init__(self, user: UserProgram, workdir: Path, timeout: float = 600.0, jobs: int = 1):
         self.user = user
         self.workdir = workdir
         self.timeout = timeout
+        self.jobs = jobs  # builds run at once: the host's CPUs (`Target.cores`)
         self.link: tuple[str, ...] | None = None  # what links, once a build did
         self._built: dict[str, Path] = {}
         self._names = itertools.count()  # v0, v1, ...: one per build, reserved under `_lock`
@@ -194,14 +195,14 @@ class UserBuilder:
         raise NotRunnable(_why(str(error), lowered is None)) from error
 
     def build_all(self, variants: Sequence[Lowered | None]) -> list[Path]:
-        """`build` of each variant, `compile_jobs` at a time: the first alone, which settles
-        how the program links and compiles the timer, then the others at once."""
+        """`build` of each variant, `jobs` at a time: the first alone, which settles how the
+        program links and compiles the timer, then the others at once."""
         if not variants:
             return []
         first = self.build(variants[0])
-        if len(variants) == 1:
-            return [first]
-        with ThreadPoolExecutor(min(compile_jobs(), len(variants) - 1)) as pool:
+        if len(variants) == 1 or self.jobs < 2:
+            return [first] + [self.build(v) for v in variants[1:]]
+        with ThreadPoolExecutor(min(self.jobs, len(variants) - 1)) as pool:
             return [first] + list(pool.map(self.build, variants[1:]))
 
     def timer_object(self) -> Path:
@@ -283,14 +284,14 @@ class UserTimer:
     of the original first (whether the program runs, how long the region and a run take)."""
 
     def __init__(self, user: UserProgram, threads: int | None = None, omp_env: OmpEnv = DEFAULT_ENV,
-                 protocol: Protocol = AS_RUN, outside_budget: float = OUTSIDE_BUDGET):
+                 protocol: Protocol = AS_RUN, outside_budget: float = OUTSIDE_BUDGET, jobs: int = 1):
         self.user = user
         self.outside_budget = outside_budget
         self.threads = threads
         self.omp_env = omp_env
         self.protocol = protocol
         self.workdir = Path(tempfile.mkdtemp(prefix="looper-user-"))
-        self.builder = UserBuilder(user, self.workdir)
+        self.builder = UserBuilder(user, self.workdir, jobs=jobs)  # `jobs`: builds at once
         self.limits = TimeLimits()
         self.seconds: float | None = None  # the region's time in the probe
         self.skipped: str | None = None  # why the program cannot time the region

@@ -251,9 +251,11 @@ class Budgeted:
     notes: list[str] = field(default_factory=list)  # what did not go as planned (a growth that failed)
 
 
-def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
+def ranked(result: SearchResult, regions: bool, analytic: Callable[[Schedule], float] | None = None
+           ) -> list[Candidate]:
     """Every scored candidate of the ranking search, once per printed program, best first (with
-    one parallel region where they would fork a team more than once)."""
+    one parallel region where they would fork a team more than once); with `analytic`, each
+    with its speedup by the analytic terms alone (`Candidate.analytic`)."""
     seen: set = set()
     out = []
     for e in sorted((e for e in result.evaluated if e.schedule.steps and e.score and e.score.ok),
@@ -264,6 +266,7 @@ def ranked(result: SearchResult, regions: bool) -> list[Candidate]:
             continue
         seen |= {s.identity, text}
         out.append(Candidate.of(s, e.score.speedup))
+        out[-1].analytic = analytic(s) if analytic is not None else 0.0
     return out
 
 
@@ -728,10 +731,7 @@ def budgeted(program: Program, result: SearchResult, evaluator: ExecutionEvaluat
     `analytic`: a schedule's speedup by the analytic terms alone (`Ranking.analytic`), for round
     one's second opinion (`terms_favourite`; None: none)."""
     began = time.perf_counter()
-    cands = ranked(result, regions)
-    if analytic is not None:
-        for c in cands:
-            c.analytic = analytic(c.schedule)
+    cands = ranked(result, regions, analytic)
     report = Budgeted(cands)
     batch = first_round(cands, per_round)
     varied: set[tuple] = set()

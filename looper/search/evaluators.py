@@ -54,13 +54,14 @@ class ExecutionEvaluator:
                  memoize: bool = True, batch_size: int = 8, slow_factor: float = 2.0,
                  timeout_factor: float = 4.0, min_timeout: float = 5.0,
                  progress: Callable[[int, int], None] | None = None, timing_lock=None,
-                 memo_only: bool = False, omp_env: OmpEnv = DEFAULT_ENV, protocol: Protocol = AS_RUN):
+                 memo_only: bool = False, omp_env: OmpEnv = DEFAULT_ENV, protocol: Protocol = AS_RUN,
+                 jobs: int = 1):
         self.program = program
         # samples per candidate; None: as many as the protocol ranks by, for the original's time
         self.auto = repeats is None
         self.repeats = repeats or protocol.rank_runs
         self.threads = threads or default_threads()
-        self.builder = ProgramBuilder(program, tuple(flags))
+        self.builder = ProgramBuilder(program, tuple(flags), jobs=jobs)  # `jobs`: compilers at once
         self.omp_env = omp_env  # what every run adds to the user's environment (runtime.ompenv)
         self.protocol = protocol  # how runs are timed (`runtime.run.Protocol`: as users run them)
         self.runner = Runner(self.threads, timing_lock or contextlib.nullcontext, omp_env, protocol)

@@ -214,16 +214,8 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
         """The original's time: measured when the search measures, else the terms' estimate."""
         return measure.original_seconds() if measure is not None else estimated_seconds(program, target)
 
-    meta = None
-    if kind is Evaluator.MEASURE:
-        scorer: object = measure
-    else:
-        if model is None:
-            from ..costmodel.inference import load_inference_model
-            model = load_inference_model(options.model)
-        net, meta = model
-        predictor = ModelEvaluator(program, net, meta, target, first_region, original()) if encodable else None
-        scorer = predictor if kind is Evaluator.MODEL else Ranking(program, target, predictor)
+    scorer, meta = (measure, None) if kind is Evaluator.MEASURE else \
+        _predicting(program, kind, options, target, model, first_region, original() if encodable else None)
     policy = policy_for(kind.value, meta, beam=options.beam, max_affine=options.max_affine,
                         max_fusion=options.max_fusion, time_budget=options.budget,
                         structure_budget=options.structure_budget, explain=options.explain or None, target=target)
@@ -237,10 +229,23 @@ def prepare(program: Program, options: TuneOptions, target: Target, model=None,
                   stand_in_measure=proxy_measure, first_region=first_region)
 
 
+def _predicting(program: Program, kind: Evaluator, options: TuneOptions, target: Target, model,
+                first_region: float, original: float | None) -> tuple[object, dict]:
+    """The scorer of a search that predicts, and its model's metadata: the model (`model`, else
+    `options.model`'s, else the shipped one), or the ranking over it and the analytic terms (the
+    hybrid); without the model where the program cannot be encoded (`original` None)."""
+    if model is None:
+        from ..costmodel.inference import load_inference_model
+        model = load_inference_model(options.model)
+    net, meta = model
+    predictor = ModelEvaluator(program, net, meta, target, first_region, original) if original is not None else None
+    return (predictor if kind is Evaluator.MODEL else Ranking(program, target, predictor)), meta
+
+
 def _measuring(program: Program, options: TuneOptions, target: Target, store, progress) -> ExecutionEvaluator:
     return ExecutionEvaluator(program, repeats=options.repeats, threads=target.threads,
                               flags=target.cflags, store=store, memoize=options.memo, progress=progress,
-                              omp_env=options.omp_env, protocol=options.protocol)
+                              omp_env=options.omp_env, protocol=options.protocol, jobs=target.cores)
 
 
 def _stand_in(program: Program, options: TuneOptions, kind: Evaluator, target: Target, store, progress,
@@ -281,7 +286,8 @@ def user_program(options: TuneOptions, target: Target, origin: Origin) -> UserPr
 
 def user_timer(options: TuneOptions, target: Target, origin: Origin) -> UserTimer | None:
     user = user_program(options, target, origin)
-    return UserTimer(user, target.threads, options.omp_env, options.protocol) if user is not None else None
+    return UserTimer(user, target.threads, options.omp_env, options.protocol, jobs=target.cores) \
+        if user is not None else None
 
 
 def tune(program: Program, options: TuneOptions, target: Target, *, model=None,
